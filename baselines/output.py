@@ -1,0 +1,169 @@
+"""Resumable JSONL output, run metadata sidecars and file fingerprints."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence, TypeVar
+
+import baselines
+
+T = TypeVar("T")
+KeyFn = Callable[[dict[str, Any]], tuple[Any, ...]]
+
+
+def read_done_keys(path: Path, key_fn: KeyFn) -> set[tuple[Any, ...]]:
+    """Return the keys of complete records already in an output file, dropping a torn last line.
+
+    A killed run may leave half a line at the end; it is cut off so that appending continues
+    from the last complete record.
+    """
+    if not path.exists():
+        return set()
+    data = path.read_bytes()
+    end = data.rfind(b"\n") + 1
+    if end != len(data):
+        with path.open("r+b") as handle:
+            handle.truncate(end)
+    keys = set()
+    for line in data[:end].decode("utf-8").splitlines():
+        if line.strip():
+            keys.add(key_fn(json.loads(line)))
+    return keys
+
+
+class ResumableWriter:
+    """Append records to a JSONL file, skipping keys already present; flush per batch."""
+
+    def __init__(self, path: Path, key_fn: KeyFn) -> None:
+        """Open PATH for appending after reading which keys it already holds."""
+        self.path = path
+        self.key_fn = key_fn
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.done = read_done_keys(path, key_fn)
+        self.resumed = len(self.done)
+        self.written = 0
+        self._handle = path.open("a", encoding="utf-8")
+
+    def is_done(self, key: tuple[Any, ...]) -> bool:
+        """Whether a record with this key is already in the file."""
+        return key in self.done
+
+    def write_batch(self, records: Iterable[dict[str, Any]]) -> None:
+        """Append the records not yet written, then flush so a kill loses at most one batch."""
+        for record in records:
+            key = self.key_fn(record)
+            if key in self.done:
+                continue
+            self._handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            self.done.add(key)
+            self.written += 1
+        self._handle.flush()
+
+    def close(self) -> None:
+        """Close the output file."""
+        self._handle.close()
+
+    def __enter__(self) -> "ResumableWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def pending_batches(items: Sequence[T], batch_size: int,
+                    is_done: Callable[[T], bool]) -> list[list[T]]:
+    """Split items into fixed batches and keep the batches with any item not yet done.
+
+    Batches are aligned to the full item list (not to the pending items), so a resumed run
+    computes every batch exactly as an uninterrupted run would.
+    """
+    batches = [list(items[start:start + batch_size])
+               for start in range(0, len(items), max(1, batch_size))]
+    return [batch for batch in batches if not all(is_done(item) for item in batch)]
+
+
+def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
+    """Return the hex SHA-256 of a file."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def fingerprint(path: Path | None) -> dict[str, Any] | None:
+    """Fingerprint a file (its sha256) or a folder (sha256 of each file and of the listing)."""
+    if path is None:
+        return None
+    if path.is_file():
+        return {"path": str(path), "sha256": sha256_file(path)}
+    files = {str(p.relative_to(path)): sha256_file(p)
+             for p in sorted(path.rglob("*")) if p.is_file()}
+    combined = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()
+    return {"path": str(path), "sha256": combined, "files": files}
+
+
+def code_version() -> str:
+    """Return `git describe` of the source tree if available, else the package version."""
+    root = Path(baselines.__file__).resolve().parent.parent
+    try:
+        result = subprocess.run(
+            ["git", "describe", "--always", "--dirty", "--tags"], cwd=root,
+            capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        result = None
+    if result is not None and result.returncode == 0 and result.stdout.strip():
+        return f"git:{result.stdout.strip()}"
+    return f"baselines {baselines.__version__}"
+
+
+def meta_path(output: Path) -> Path:
+    """Return the sidecar path FILE.meta.json of an output file."""
+    return output.with_name(output.name + ".meta.json")
+
+
+@dataclass
+class RunMeta:
+    """Metadata of one run, written next to its output."""
+
+    runner: str
+    track: str
+    split: str
+    settings: dict[str, Any]
+    seed: int
+    fingerprints: dict[str, Any] = field(default_factory=dict)
+    started: float = field(default_factory=time.time)
+
+    def write(self, output: Path, records_written: int, records_resumed: int,
+              extra: dict[str, Any] | None = None) -> Path:
+        """Write the sidecar with wall time and counts; returns its path."""
+        wall = time.time() - self.started
+        previous: dict[str, Any] = {}
+        path = meta_path(output)
+        if records_resumed and path.exists():
+            previous = json.loads(path.read_text(encoding="utf-8"))
+        data = {
+            "runner": self.runner,
+            "track": self.track,
+            "split": self.split,
+            "setting": self.settings.get("setting"),
+            "settings": self.settings,
+            "seed": self.seed,
+            "fingerprints": self.fingerprints,
+            "code_version": code_version(),
+            "wall_time_seconds": round(wall, 3),
+            # a resumed run adds its time to the earlier invocations' total
+            "total_wall_time_seconds": round(
+                wall + float(previous.get("total_wall_time_seconds", 0.0)), 3),
+            "records_written": records_written,
+            "records_resumed": records_resumed,
+            "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            **(extra or {}),
+        }
+        path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        return path

@@ -1,0 +1,23 @@
+"""SituatedQA benchmark core: gold import, prediction formats, the paper's metrics, CIs.
+
+Pure Python (numpy only); the web server and the offline CLI call the same functions.
+"""
+
+from .formats import FileTooLargeError, Predictions, Problem, ValidationError, parse_predictions
+from .gold import Example, GoldError, GoldSet, GoldSplit, build_gold_set, load_gold
+from .metrics import DEFAULT_RESAMPLES, DEFAULT_SEED, PairedDifference
+from .normalize import normalize_answer
+from .release import import_release, read_manifest
+from .scoring import ScoreResult, compare, outcome_codes, per_example, score
+from .tracks import (
+    ID_TRACKS, METRIC_LABELS, QA_TRACKS, SPLITS, TRACK_INFO, TRACKS, UnknownTrackError, track_info,
+)
+
+__all__ = [
+    "DEFAULT_RESAMPLES", "DEFAULT_SEED", "Example", "FileTooLargeError", "GoldError", "GoldSet",
+    "GoldSplit", "ID_TRACKS", "METRIC_LABELS", "PairedDifference", "Predictions", "Problem",
+    "QA_TRACKS", "SPLITS", "ScoreResult", "TRACKS", "TRACK_INFO", "UnknownTrackError",
+    "ValidationError", "build_gold_set", "compare", "import_release", "load_gold",
+    "normalize_answer", "outcome_codes", "parse_predictions", "per_example", "read_manifest",
+    "score", "track_info",
+]

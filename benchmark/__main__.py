@@ -1,0 +1,5 @@
+"""Allow `python -m benchmark`."""
+
+from .cli import run
+
+run()

@@ -1,0 +1,461 @@
+"""Prediction files: every accepted format, validated completely, problems named precisely.
+
+A file either parses into a prediction for every gold example, or it is rejected with the
+list of its problems (file, line, key, message). Nothing is ever scored partially.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import zlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .gold import GoldSplit, curprev_key, geo_key, question_key, temp_key
+
+DEFAULT_MAX_PROBLEMS = 20
+#: Decompressed size limit of a prediction file; a small gzip can expand to gigabytes.
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+GZIP_MAGIC = b"\x1f\x8b"
+MISSING_SHOWN = 5
+
+#: Gold fields an upload may carry (e.g. an edited copy of the release); ignored, never trusted.
+IGNORED_GOLD_FIELDS = frozenset({"answer", "any_answer", "answers", "any_answers", "is_dependent"})
+
+#: Fields that identify the track a record was written for, to name a wrong-track file.
+_TRACK_SIGNATURES: tuple[tuple[str, frozenset[str]], ...] = (
+    ("temp", frozenset({"date", "date_type"})),
+    ("geo", frozenset({"location"})),
+    ("curprev", frozenset({"which"})),
+)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with an uploaded file."""
+
+    file: str
+    message: str
+    line: int | None = None
+    key: str | None = None
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        return f"{where}: {self.message}" + (f" (key {self.key!r})" if self.key else "")
+
+    def to_json(self) -> dict[str, Any]:
+        """The problem as a JSON object (file, line, key, message)."""
+        return {"file": self.file, "line": self.line, "key": self.key, "message": self.message}
+
+
+class ValidationError(Exception):
+    """A prediction file was rejected; `problems` lists why."""
+
+    def __init__(self, problems: list[Problem], *, truncated: int = 0) -> None:
+        self.problems = problems
+        self.truncated = truncated
+        summary = "; ".join(str(p) for p in problems[:3])
+        more = len(problems) - 3 + truncated
+        super().__init__(summary + (f"; and {more} more" if more > 0 else ""))
+
+    def to_json(self) -> list[dict[str, Any]]:
+        """The problem list as JSON objects."""
+        return [p.to_json() for p in self.problems]
+
+
+class FileTooLargeError(ValidationError):
+    """The file, or its decompressed content, exceeds the size limit."""
+
+
+@dataclass(frozen=True)
+class Predictions:
+    """A complete, validated set of predictions, aligned with the gold's example order."""
+
+    track: str
+    split: str
+    format: str
+    answers: tuple[str, ...] | None = None
+    labels: npt.NDArray[np.bool_] | None = None
+    scores: npt.NDArray[np.float64] | None = None
+    keys: tuple[str, ...] = field(default=())
+
+    def value_of(self, position: int) -> str | bool:
+        """The prediction for the example at `position` in gold order."""
+        if self.answers is not None:
+            return self.answers[position]
+        if self.labels is None:
+            raise ValueError("predictions hold neither answers nor labels")
+        return bool(self.labels[position])
+
+
+class _Collector:
+    """Gathers problems up to a cap, counting the rest."""
+
+    def __init__(self, filename: str, cap: int) -> None:
+        self.filename = filename
+        self.cap = cap
+        self.problems: list[Problem] = []
+        self.dropped = 0
+
+    def add(self, message: str, line: int | None = None, key: str | None = None) -> None:
+        if len(self.problems) < self.cap:
+            self.problems.append(Problem(self.filename, message, line, key))
+        else:
+            self.dropped += 1
+
+    def raise_if_any(self) -> None:
+        if self.problems:
+            raise ValidationError(self.problems, truncated=self.dropped)
+
+
+def decompress_limited(data: bytes, filename: str, max_bytes: int) -> bytes:
+    """Gunzip when the gzip magic is present, never producing more than max_bytes."""
+    if len(data) > max_bytes and not data.startswith(GZIP_MAGIC):
+        raise FileTooLargeError([Problem(filename, f"file is larger than {max_bytes} bytes")])
+    if not data.startswith(GZIP_MAGIC):
+        return data
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    out = io.BytesIO()
+    pending = data
+    try:
+        while pending:
+            chunk = inflater.decompress(pending, max_bytes + 1 - out.tell())
+            out.write(chunk)
+            if out.tell() > max_bytes:
+                raise FileTooLargeError([Problem(
+                    filename, f"decompressed content is larger than {max_bytes} bytes")])
+            pending = inflater.unconsumed_tail
+            if inflater.eof and inflater.unused_data:
+                # Concatenated gzip members are valid gzip; continue with the next one.
+                pending = inflater.unused_data
+                inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+            elif not chunk and not pending:
+                break
+    except zlib.error as exc:
+        raise ValidationError([Problem(filename, f"not a valid gzip file: {exc}")]) from None
+    if not inflater.eof:
+        raise ValidationError([Problem(filename, "gzip data is truncated")])
+    return out.getvalue()
+
+
+def decode_text(data: bytes, filename: str) -> str:
+    """Strict UTF-8, with or without a byte-order mark."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ValidationError([Problem(
+            filename, f"not valid UTF-8 (byte {exc.start}: {exc.reason})", line)]) from None
+    if "\x00" in text:
+        line = text[: text.index("\x00")].count("\n") + 1
+        raise ValidationError([Problem(filename, "contains a NUL character", line)])
+    return text
+
+
+class _JSONProblem(ValueError):
+    pass
+
+
+def _reject_constant(name: str) -> Any:
+    raise _JSONProblem(f"{name} is not valid JSON")
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in result:
+            raise _JSONProblem(f"field {name!r} appears twice in one object")
+        result[name] = value
+    return result
+
+
+def loads_strict(text: str) -> Any:
+    """json.loads without NaN/Infinity and without duplicate fields in an object."""
+    return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_object)
+
+
+def _json_error(exc: Exception) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"malformed JSON: {exc.msg} (column {exc.colno})"
+    if isinstance(exc, RecursionError):
+        return "malformed JSON: nested too deeply"
+    return f"malformed JSON: {exc}"
+
+
+# --- reading the entries of each layout: (line, record) pairs -------------------------------
+
+Entry = tuple[int | None, Any]
+
+
+def _jsonl_entries(text: str, problems: _Collector) -> Iterator[Entry]:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, loads_strict(line)
+        except (ValueError, RecursionError) as exc:
+            problems.add(_json_error(exc), number)
+
+
+def _csv_entries(text: str, problems: _Collector, value_fields: tuple[str, ...]) -> Iterator[Entry]:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except (StopIteration, csv.Error):
+        problems.add("CSV file has no header", 1)
+        return
+    names = [h.strip() for h in header]
+    if len(names) != 2 or names[0] != "key" or names[1] not in value_fields:
+        wanted = " or ".join(f"key,{v}" for v in value_fields)
+        problems.add(f"CSV header must be {wanted}, got {','.join(names)!r}", 1)
+        return
+    try:
+        for row in reader:
+            line = reader.line_num
+            if not row or row == [""]:
+                continue
+            if len(row) != 2:
+                problems.add(f"expected 2 CSV columns, got {len(row)}", line)
+                continue
+            value: Any = row[1]
+            if names[1] == "score":
+                try:
+                    value = float(row[1])
+                except ValueError:
+                    problems.add(f"score {row[1]!r} is not a number", line, row[0])
+                    continue
+            yield line, {"key": row[0], names[1]: value}
+    except csv.Error as exc:
+        problems.add(f"malformed CSV: {exc}", reader.line_num)
+
+
+def _looks_like_mapping(document: Any) -> bool:
+    """A top-level object that is a {key: prediction} map rather than one JSONL record."""
+    if not isinstance(document, dict):
+        return False
+    record_fields = {"key", "id", "pred_answer", "prediction", "label", "score"}
+    return not (record_fields & document.keys())
+
+
+# --- turning one record into (key, value) --------------------------------------------------
+
+
+def _parse_id(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    return None
+
+
+def _record_key(track: str, record: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """The gold key an `id`-based record refers to, or an error message."""
+    nq_id = _parse_id(record.get("id"))
+    if nq_id is None:
+        return None, f"field 'id' must be an integer, got {record.get('id')!r}"
+    needed = {
+        "temp": ("date", "date_type"), "geo": ("location",), "curprev": ("which",),
+    }.get(track, ())
+    for name in needed:
+        if not isinstance(record.get(name), str):
+            return None, f"field {name!r} (a string) is required for track {track}"
+    if track == "temp":
+        return temp_key(nq_id, record["date"], record["date_type"]), None
+    if track == "geo":
+        return geo_key(nq_id, record["location"]), None
+    if track == "curprev":
+        if record["which"] not in ("current", "previous"):
+            return None, f"field 'which' must be 'current' or 'previous', got {record['which']!r}"
+        return curprev_key(nq_id, record["which"]), None
+    return question_key(nq_id), None
+
+
+_LABEL_WORDS = {"yes": True, "no": False, "true": True, "false": False}
+
+
+def parse_label(value: Any) -> bool | None:
+    """A label: true/false, "yes"/"no" or 1/0; None when it is none of these."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, float) and value in (0.0, 1.0):
+        return bool(value)
+    if isinstance(value, str):
+        return _LABEL_WORDS.get(value.strip().lower())
+    return None
+
+
+def parse_score(value: Any) -> float | None:
+    """A probability in [0, 1]; None otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    score = float(value)
+    return score if math.isfinite(score) and 0.0 <= score <= 1.0 else None
+
+
+@dataclass
+class _Parsed:
+    answers: dict[str, str] = field(default_factory=dict)
+    labels: dict[str, bool] = field(default_factory=dict)
+    scores: dict[str, float] = field(default_factory=dict)
+    seen_lines: dict[str, int | None] = field(default_factory=dict)
+
+
+def _wrong_track_hint(track: str, record: Mapping[str, Any]) -> str | None:
+    for other, signature in _TRACK_SIGNATURES:
+        if other != track and signature <= record.keys():
+            return f"this record has the fields of track {other!r}, not {track!r}"
+    return None
+
+
+def _read_record(
+    gold: GoldSplit, line: int | None, record: Any, parsed: _Parsed, problems: _Collector
+) -> None:
+    if not isinstance(record, dict):
+        problems.add(f"expected a JSON object, got {type(record).__name__}", line)
+        return
+    if "key" in record:
+        key = record["key"]
+        if not isinstance(key, str):
+            problems.add(f"field 'key' must be a string, got {key!r}", line)
+            return
+    elif "id" in record:
+        derived, error = _record_key(gold.track, record)
+        if derived is None:
+            problems.add(_wrong_track_hint(gold.track, record) or error or "bad record", line)
+            return
+        key = derived
+    else:
+        problems.add("record has neither 'key' nor 'id'", line)
+        return
+    if key not in gold.index:
+        hint = _wrong_track_hint(gold.track, record)
+        problems.add(hint or f"unknown example for {gold.track}/{gold.split}", line, key)
+        return
+    if key in parsed.seen_lines:
+        first = parsed.seen_lines[key]
+        problems.add(f"duplicate prediction (first on line {first})", line, key)
+        return
+    parsed.seen_lines[key] = line
+    if gold.is_identification:
+        _read_label(record, line, key, parsed, problems)
+    else:
+        _read_answer(record, line, key, parsed, problems)
+
+
+def _read_answer(
+    record: Mapping[str, Any], line: int | None, key: str, parsed: _Parsed, problems: _Collector
+) -> None:
+    fields = [name for name in ("pred_answer", "prediction") if name in record]
+    if len(fields) != 1:
+        problems.add("record needs exactly one of 'pred_answer' or 'prediction'", line, key)
+        return
+    value = record[fields[0]]
+    if not isinstance(value, str):
+        problems.add(f"{fields[0]!r} must be a string, got {type(value).__name__}", line, key)
+        return
+    parsed.answers[key] = value
+
+
+def _read_label(
+    record: Mapping[str, Any], line: int | None, key: str, parsed: _Parsed, problems: _Collector
+) -> None:
+    label_field = next((n for n in ("label", "prediction") if n in record), None)
+    if label_field is None and "score" not in record:
+        problems.add("record needs 'label' or 'score'", line, key)
+        return
+    if "score" in record:
+        score = parse_score(record["score"])
+        if score is None:
+            problems.add(f"'score' must be a number in [0, 1], got {record['score']!r}", line, key)
+            return
+        parsed.scores[key] = score
+    if label_field is not None:
+        label = parse_label(record[label_field])
+        if label is None:
+            problems.add(
+                f"{label_field!r} must be true/false, \"yes\"/\"no\" or 1/0, got "
+                f"{record[label_field]!r}", line, key)
+            return
+        parsed.labels[key] = label
+
+
+def _entries(text: str, gold: GoldSplit, problems: _Collector) -> tuple[str, Iterator[Entry]]:
+    stripped = text.lstrip()
+    if stripped[:1] in ("{", "["):
+        try:
+            document = loads_strict(text)
+        except (ValueError, RecursionError):
+            document = None  # Not one JSON document: read it as JSON Lines.
+        if isinstance(document, list):
+            return "json-records", iter([(None, item) for item in document])
+        if _looks_like_mapping(document):
+            value_field = "label" if gold.is_identification else "prediction"
+            return "json-map", iter(
+                [(None, {"key": k, value_field: v}) for k, v in document.items()])
+        return "jsonl", _jsonl_entries(text, problems)
+    value_fields = ("label", "score") if gold.is_identification else ("prediction",)
+    return "csv", _csv_entries(text, problems, value_fields)
+
+
+def parse_predictions(
+    data: bytes,
+    gold: GoldSplit,
+    *,
+    filename: str = "predictions",
+    max_problems: int = DEFAULT_MAX_PROBLEMS,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> Predictions:
+    """Parse and validate a prediction file of any accepted format against one gold split."""
+    problems = _Collector(filename, max_problems)
+    text = decode_text(decompress_limited(data, filename, max_bytes), filename)
+    if not text.strip():
+        raise ValidationError([Problem(filename, "file is empty")])
+    layout, entries = _entries(text, gold, problems)
+    parsed = _Parsed()
+    for line, record in entries:
+        _read_record(gold, line, record, parsed, problems)
+    _check_complete(gold, parsed, problems)
+    problems.raise_if_any()
+    return _aligned(gold, parsed, layout)
+
+
+def _check_complete(gold: GoldSplit, parsed: _Parsed, problems: _Collector) -> None:
+    missing = [e.key for e in gold.examples if e.key not in parsed.seen_lines]
+    if missing:
+        shown = ", ".join(repr(k) for k in missing[:MISSING_SHOWN])
+        more = f" and {len(missing) - MISSING_SHOWN} more" if len(missing) > MISSING_SHOWN else ""
+        problems.add(
+            f"{len(missing)} of {len(gold)} examples of {gold.track}/{gold.split} have no "
+            f"prediction: {shown}{more}"
+        )
+    if gold.is_identification and parsed.scores and len(parsed.scores) != len(parsed.seen_lines):
+        problems.add("give a 'score' on every record or on none")
+    if gold.is_identification and parsed.labels and len(parsed.labels) != len(parsed.seen_lines):
+        problems.add("give a 'label' on every record or on none")
+
+
+def _aligned(gold: GoldSplit, parsed: _Parsed, layout: str) -> Predictions:
+    keys = tuple(e.key for e in gold.examples)
+    if not gold.is_identification:
+        return Predictions(
+            gold.track, gold.split, layout, answers=tuple(parsed.answers[k] for k in keys),
+            keys=keys)
+    scores = (
+        np.array([parsed.scores[k] for k in keys], dtype=np.float64) if parsed.scores else None
+    )
+    if parsed.labels or scores is None:
+        labels = np.array([parsed.labels[k] for k in keys], dtype=np.bool_)
+    else:
+        labels = scores >= 0.5  # A score-only file is labelled at the natural threshold.
+    return Predictions(gold.track, gold.split, layout, labels=labels, scores=scores, keys=keys)

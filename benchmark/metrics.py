@@ -1,0 +1,228 @@
+"""The paper's metrics as small pure functions over outcome arrays, with bootstrap CIs.
+
+Every metric here is a function of per-example *categories* (for EM: correct or not; for
+identification: TP/FP/FN/TN). Resampling examples with replacement is then the same as a
+multinomial draw of the category counts, so a 95% bootstrap CI costs one multinomial call
+per metric instead of thousands of index resamples.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from .normalize import normalize_answer
+
+DEFAULT_RESAMPLES = 2000
+DEFAULT_SEED = 20211107  # EMNLP 2021's first day: any fixed seed makes CIs reproducible.
+CONFIDENCE = 0.95
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+#: Maps a (draws, categories) count matrix to one metric value per draw, in percent.
+CountStatistic = Callable[[IntArray], FloatArray]
+
+
+def exact_match(prediction: str, normalized_gold: frozenset[str]) -> bool:
+    """EM: the normalized prediction equals any (already normalized) gold answer."""
+    return normalize_answer(prediction) in normalized_gold
+
+
+def em_outcomes(
+    predictions: tuple[str, ...], normalized_gold: tuple[frozenset[str], ...]
+) -> BoolArray:
+    """Per-example EM against per-example normalized gold sets."""
+    return np.fromiter(
+        (normalize_answer(p) in g for p, g in zip(predictions, normalized_gold, strict=True)),
+        dtype=np.bool_, count=len(predictions),
+    )
+
+
+def rng_for(seed: int, name: str) -> np.random.Generator:
+    """A generator seeded by the run seed and the metric name, stable across runs."""
+    return np.random.default_rng([seed, zlib.crc32(name.encode())])
+
+
+def percentile_interval(values: FloatArray) -> tuple[float, float]:
+    """The central CONFIDENCE interval of bootstrap values, ignoring undefined draws."""
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return (float("nan"), float("nan"))
+    tail = (1 - CONFIDENCE) / 2 * 100
+    low, high = np.percentile(finite, [tail, 100 - tail])
+    return (float(low), float(high))
+
+
+def multinomial_draws(
+    counts: IntArray, rng: np.random.Generator, resamples: int
+) -> IntArray:
+    """Bootstrap draws of category counts: resampling n examples with replacement."""
+    n = int(counts.sum())
+    if n == 0:
+        return np.zeros((resamples, counts.size), dtype=np.int64)
+    return rng.multinomial(n, counts / n, size=resamples).astype(np.int64)
+
+
+# --- statistics over category counts (vectorised over draws) -------------------------------
+
+
+def accuracy_from_binary(counts: IntArray) -> FloatArray:
+    """Percent of category 1 among categories (0, 1)."""
+    totals = counts.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(100.0 * counts[..., 1] / totals, dtype=np.float64)
+
+
+# Identification categories, positive = context-dependent.
+TP, FP, FN, TN = 0, 1, 2, 3
+
+
+def confusion_codes(predicted: BoolArray, gold: BoolArray) -> IntArray:
+    """Category per example: 0 TP, 1 FP, 2 FN, 3 TN."""
+    return np.where(predicted, np.where(gold, TP, FP), np.where(gold, FN, TN)).astype(np.int64)
+
+
+def _safe_ratio(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
+    # Precision with no predicted positives is 0, as in scikit-learn's zero_division=0.
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denominator > 0, numerator / np.maximum(denominator, 1), 0.0)
+
+
+def id_accuracy(counts: IntArray) -> FloatArray:
+    """Accuracy in percent from confusion counts."""
+    c = counts.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(100.0 * (c[..., TP] + c[..., TN]) / c.sum(axis=-1), dtype=np.float64)
+
+
+def id_precision(counts: IntArray) -> FloatArray:
+    """Precision in percent from confusion counts."""
+    c = counts.astype(np.float64)
+    return 100.0 * _safe_ratio(c[..., TP], c[..., TP] + c[..., FP])
+
+
+def id_recall(counts: IntArray) -> FloatArray:
+    """Recall in percent from confusion counts."""
+    c = counts.astype(np.float64)
+    return 100.0 * _safe_ratio(c[..., TP], c[..., TP] + c[..., FN])
+
+
+def id_f1(counts: IntArray) -> FloatArray:
+    """F1 in percent from confusion counts: 2TP / (2TP + FP + FN)."""
+    c = counts.astype(np.float64)
+    return 100.0 * _safe_ratio(2 * c[..., TP], 2 * c[..., TP] + c[..., FP] + c[..., FN])
+
+
+ID_STATISTICS: dict[str, CountStatistic] = {
+    "accuracy": id_accuracy, "precision": id_precision, "recall": id_recall, "f1": id_f1,
+}
+
+
+@dataclass(frozen=True)
+class MetricValue:
+    """A metric's value in percent, its 95% CI and the number of examples behind it."""
+
+    value: float | None
+    ci: tuple[float, float] | None
+    count: int
+
+
+def metric_from_codes(
+    codes: IntArray,
+    n_categories: int,
+    statistic: CountStatistic,
+    *,
+    name: str,
+    seed: int,
+    resamples: int,
+) -> MetricValue:
+    """Value and bootstrap CI of a statistic of per-example category codes."""
+    counts = np.bincount(codes, minlength=n_categories).astype(np.int64)
+    n = int(counts.sum())
+    if n == 0:
+        return MetricValue(None, None, 0)
+    value = float(statistic(counts))
+    if resamples <= 0:
+        return MetricValue(value, None, n)
+    draws = multinomial_draws(counts, rng_for(seed, name), resamples)
+    return MetricValue(value, percentile_interval(statistic(draws)), n)
+
+
+def roc_auc(scores: FloatArray, gold: BoolArray) -> float:
+    """Area under the ROC curve (Mann-Whitney U with average ranks for ties)."""
+    positives = int(gold.sum())
+    negatives = gold.size - positives
+    if positives == 0 or negatives == 0:
+        return float("nan")
+    order = np.argsort(scores, kind="mergesort")
+    sorted_scores = scores[order]
+    ranks = np.empty(scores.size, dtype=np.float64)
+    # Average rank within each run of tied scores.
+    boundaries = np.flatnonzero(np.diff(sorted_scores)) + 1
+    starts = np.concatenate(([0], boundaries))
+    ends = np.concatenate((boundaries, [scores.size]))
+    average = (starts + ends + 1) / 2.0
+    ranks[order] = np.repeat(average, ends - starts)
+    u = ranks[gold].sum() - positives * (positives + 1) / 2.0
+    return float(100.0 * u / (positives * negatives))
+
+
+def auc_metric(
+    scores: FloatArray, gold: BoolArray, *, seed: int, resamples: int
+) -> MetricValue:
+    """ROC AUC in percent with an index-resampling bootstrap CI."""
+    value = roc_auc(scores, gold)
+    if resamples <= 0 or not np.isfinite(value):
+        return MetricValue(value if np.isfinite(value) else None, None, int(gold.size))
+    rng = rng_for(seed, "auc")
+    indices = rng.integers(0, gold.size, size=(resamples, gold.size))
+    values = np.array([roc_auc(scores[i], gold[i]) for i in indices])
+    return MetricValue(value, percentile_interval(values), int(gold.size))
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """A minus B on the same examples: difference in points, its 95% CI and a p-value."""
+
+    difference: float | None
+    ci: tuple[float, float] | None
+    p_value: float | None
+    count: int
+
+
+def paired_difference(
+    codes_a: IntArray,
+    codes_b: IntArray,
+    n_categories: int,
+    statistic: CountStatistic,
+    *,
+    name: str,
+    seed: int,
+    resamples: int,
+) -> PairedDifference:
+    """Paired bootstrap of statistic(A) - statistic(B) over the joint categories.
+
+    The p-value is two-sided, from the bootstrap distribution shifted to the null of no
+    difference: the share of draws whose deviation from the observed difference is at least
+    as large as the observed difference itself.
+    """
+    joint = codes_a * n_categories + codes_b
+    counts = np.bincount(joint, minlength=n_categories * n_categories).astype(np.int64)
+    n = int(counts.sum())
+    if n == 0:
+        return PairedDifference(None, None, None, 0)
+
+    def difference(joint_counts: IntArray) -> FloatArray:
+        shaped = joint_counts.reshape(*joint_counts.shape[:-1], n_categories, n_categories)
+        return np.asarray(statistic(shaped.sum(axis=-1)) - statistic(shaped.sum(axis=-2)))
+
+    observed = float(difference(counts))
+    draws = difference(multinomial_draws(counts, rng_for(seed, f"paired:{name}"), resamples))
+    extreme = np.abs(draws - observed) >= abs(observed) - 1e-12
+    p_value = float((1 + int(extreme.sum())) / (resamples + 1))
+    return PairedDifference(observed, percentile_interval(draws), min(p_value, 1.0), n)
