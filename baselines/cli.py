@@ -1,0 +1,262 @@
+"""Command line interface: ``python -m baselines run|finetune|score-id``."""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from baselines.loop import run_batches
+from baselines.output import ResumableWriter, RunMeta, fingerprint
+from baselines.release import (
+    DATA_ENV, ID_TRACKS, QA_TRACKS, SETTINGS, SPLITS, TRACKS, IDItem, QAItem, ReleaseError,
+    load_id_items, load_qa_items, qa_key)
+
+RUNNERS = ("dpr", "bart", "id-random", "id-tfidf", "id-minilm")
+QA_RUNNERS = ("dpr", "bart")
+
+existing_dir = click.Path(exists=True, file_okay=False, path_type=Path)
+existing_path = click.Path(exists=True, path_type=Path)
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python, numpy and (if installed) torch so runs are repeatable."""
+    random.seed(seed)
+    try:
+        import numpy as np
+
+        np.random.seed(seed)
+    except ImportError:
+        pass
+    try:
+        import torch
+
+        torch.manual_seed(seed)
+    except ImportError:
+        pass
+
+
+def set_threads(threads: int) -> None:
+    """Limit torch's intra-op threads (the machine is shared)."""
+    try:
+        import torch
+
+        torch.set_num_threads(threads)
+    except ImportError:
+        pass
+
+
+def require_data(data: Path | None) -> Path:
+    """Return the release folder or fail with a message naming --data and the env variable."""
+    if data is None:
+        raise click.BadParameter(f"no release folder: pass --data DIR or set ${DATA_ENV}",
+                                 param_hint="--data")
+    if not data.is_dir():
+        raise click.BadParameter(f"release folder does not exist: {data}", param_hint="--data")
+    return data
+
+
+def require_dir(value: Path | None, name: str, runner: str) -> Path:
+    """Return a checkpoint folder option or fail naming the option and the path."""
+    if value is None:
+        raise click.BadParameter(f"the {runner} runner needs {name} DIR", param_hint=name)
+    if not value.is_dir():
+        raise click.BadParameter(f"checkpoint folder not found: {value}", param_hint=name)
+    if not (value / "config.json").is_file():
+        raise click.BadParameter(f"{value} has no config.json (not a saved model folder)",
+                                 param_hint=name)
+    return value
+
+
+@click.group()
+@click.option("-v", "--verbose", is_flag=True, help="Log at INFO level.")
+def main(verbose: bool) -> None:
+    """SituatedQA baselines: run DPR / BART / identification runners, fine-tune, score."""
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+
+
+@main.command()
+@click.argument("runner", type=click.Choice(RUNNERS))
+@click.option("--track", required=True, type=click.Choice(TRACKS), help="Benchmark track.")
+@click.option("--split", default="test", show_default=True, type=click.Choice(SPLITS))
+@click.option("--setting", default="unmodified", show_default=True, type=click.Choice(SETTINGS),
+              help="Query setting (dpr/bart); finetuned = query-modified with a fine-tuned checkpoint.")
+@click.option("--data", type=click.Path(path_type=Path), envvar=DATA_ENV,
+              help=f"Release folder (default ${DATA_ENV}).")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Output JSONL; an existing file is resumed.")
+@click.option("--batch-size", default=16, show_default=True, type=click.IntRange(min=1))
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--limit", type=click.IntRange(min=0), help="Only the first N items.")
+@click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
+              help="torch CPU threads.")
+@click.option("--question-encoder", type=click.Path(path_type=Path), help="DPR question encoder folder.")
+@click.option("--ctx-encoder", type=click.Path(path_type=Path), help="DPR context encoder folder.")
+@click.option("--reader", type=click.Path(path_type=Path), help="DPR reader folder.")
+@click.option("--corpus", type=click.Path(path_type=Path), help="Passages TSV (id, text, title).")
+@click.option("--index", "index_kind", default="flat", show_default=True,
+              type=click.Choice(("flat", "hnsw", "numpy")), help="Retrieval index.")
+@click.option("--index-path", type=click.Path(file_okay=False, path_type=Path),
+              help="Folder to save the index in, or load it from.")
+@click.option("--top-k", default=100, show_default=True, type=click.IntRange(min=1))
+@click.option("--read-k", default=50, show_default=True, type=click.IntRange(min=1))
+@click.option("--max-span-length", default=10, show_default=True, type=click.IntRange(min=1))
+@click.option("--reader-max-length", default=350, show_default=True, type=click.IntRange(min=8))
+@click.option("--model", type=click.Path(path_type=Path),
+              help="BART folder, or a raw state-dict .pt (then --config is needed).")
+@click.option("--config", "config_path", type=click.Path(path_type=Path),
+              help="BART config folder or config.json for a .pt state dict.")
+@click.option("--tokenizer", type=click.Path(path_type=Path), help="BART tokenizer folder.")
+@click.option("--epochs", default=10, show_default=True, type=click.IntRange(min=1),
+              help="id-minilm training epochs.")
+@click.option("--lr", default=5e-5, show_default=True, type=float, help="id-minilm learning rate.")
+@click.option("--max-length", default=64, show_default=True, type=click.IntRange(min=8),
+              help="id-minilm max tokens.")
+@click.option("--init", "init_path", type=click.Path(path_type=Path),
+              help="id-minilm initial weights (default: the packaged MiniLM-L6).")
+@click.option("--model-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="id-minilm: save the trained classifier here (reused on resume).")
+def run(runner: str, track: str, split: str, setting: str, data: Path | None, output: Path,
+        batch_size: int, seed: int, limit: int | None, threads: int, **options: Any) -> None:
+    """Run a baseline on a track and split and write predictions to OUTPUT (resumable)."""
+    data_dir = require_data(data)
+    if runner in QA_RUNNERS and track not in QA_TRACKS:
+        raise click.BadParameter(f"{runner} answers questions; use a QA track "
+                                 f"({', '.join(QA_TRACKS)})", param_hint="--track")
+    if runner not in QA_RUNNERS and track not in ID_TRACKS:
+        raise click.BadParameter(f"{runner} is an identification runner; use "
+                                 f"{' or '.join(ID_TRACKS)}", param_hint="--track")
+    seed_everything(seed)
+    set_threads(threads)
+    try:
+        if runner in QA_RUNNERS:
+            _run_qa(runner, track, split, setting, data_dir, output, batch_size, seed, limit,
+                    options)
+        else:
+            _run_id(runner, track, split, data_dir, output, batch_size, seed, limit, options)
+    except ReleaseError as error:
+        raise click.ClickException(str(error)) from None
+
+
+def _run_qa(runner: str, track: str, split: str, setting: str, data_dir: Path, output: Path,
+            batch_size: int, seed: int, limit: int | None, options: dict[str, Any]) -> None:
+    """Load the items, build the predictor of RUNNER and run the resumable loop."""
+    items = load_qa_items(data_dir, track, split, setting)
+    meta = RunMeta(runner, track, split, {"setting": setting, "batch_size": batch_size,
+                                          "limit": limit}, seed)
+    predict: Callable[[list[QAItem]], list[str]]
+    if runner == "dpr":
+        from baselines import dpr
+
+        cfg = dpr.DPRRunConfig(
+            question_encoder=require_dir(options["question_encoder"], "--question-encoder", "dpr"),
+            ctx_encoder=require_dir(options["ctx_encoder"], "--ctx-encoder", "dpr"),
+            reader=require_dir(options["reader"], "--reader", "dpr"),
+            corpus=dpr.require_corpus(options["corpus"]),
+            index_kind=options["index_kind"], index_path=options["index_path"],
+            top_k=options["top_k"], read_k=options["read_k"],
+            max_span_length=options["max_span_length"],
+            reader_max_length=options["reader_max_length"], batch_size=batch_size)
+        meta.settings.update(cfg.describe())
+        meta.fingerprints = {name: fingerprint(getattr(cfg, name)) for name in
+                             ("question_encoder", "ctx_encoder", "reader", "corpus")}
+        predict = dpr.DPRPipeline.build(cfg).predict
+    else:
+        from baselines import bart
+
+        source = bart.resolve_source(options["model"], options["config_path"], options["tokenizer"])
+        meta.settings.update(source.describe())
+        meta.fingerprints = {"model": fingerprint(source.model),
+                             "config": fingerprint(source.config),
+                             "tokenizer": fingerprint(source.tokenizer)}
+        predict = bart.BartPredictor.load(source).predict
+
+    def predict_records(batch: list[QAItem]) -> list[dict[str, Any]]:
+        answers = predict(batch)
+        return [{**item.record, "pred_answer": answer} for item, answer in zip(batch, answers)]
+
+    with ResumableWriter(output, lambda record: qa_key(track, record)) as writer:
+        written = run_batches(items, lambda item: item.key, predict_records, writer, batch_size,
+                              limit, desc=f"{runner} {track}")
+        meta.write(output, written, writer.resumed, {"items": len(items)})
+    click.echo(f"wrote {written} records to {output} ({writer.resumed} already there)")
+
+
+def _run_id(runner: str, track: str, split: str, data_dir: Path, output: Path, batch_size: int,
+            seed: int, limit: int | None, options: dict[str, Any]) -> None:
+    """Train the identification baseline on train (tuned on dev) and label SPLIT."""
+    from baselines import identification as ident
+
+    test = load_id_items(data_dir, track, split)
+    settings: dict[str, Any] = {"setting": "unmodified", "batch_size": batch_size, "limit": limit}
+    meta = RunMeta(runner, track, split, settings, seed)
+    extra: dict[str, Any] = {}
+    with ResumableWriter(output, lambda record: (record["id"],)) as writer:
+        if all(writer.is_done((item.id,)) for item in test[:limit]):
+            preds: list[ident.IDPrediction] = []
+        else:
+            train = load_id_items(data_dir, track, "train")
+            if runner == "id-random":
+                preds = ident.predict_random(train, test, seed)
+                extra["train_positive_rate"] = ident.positive_rate(train)
+            elif runner == "id-tfidf":
+                dev = load_id_items(data_dir, track, "dev")
+                preds, extra = ident.predict_tfidf(train, dev, test, seed)
+            else:
+                dev = load_id_items(data_dir, track, "dev")
+                init = options["init_path"] or ident.minilm_path()
+                if not Path(init).is_dir():
+                    raise click.BadParameter(f"initial weights folder not found: {init}",
+                                             param_hint="--init")
+                cfg = ident.ClassifierConfig(lr=options["lr"], epochs=options["epochs"],
+                                             batch_size=batch_size,
+                                             max_length=options["max_length"], seed=seed)
+                settings.update({"lr": cfg.lr, "epochs": cfg.epochs,
+                                 "max_length": cfg.max_length, "init": str(init)})
+                meta.fingerprints = {"init": fingerprint(Path(init))}
+                preds, extra = ident.predict_classifier(
+                    Path(init), options["model_dir"], train, dev, test, cfg)
+        by_item = {item.id: pred for item, pred in zip(test, preds)}
+
+        def records(batch: list[IDItem]) -> list[dict[str, Any]]:
+            return [{"id": item.id, "label": by_item[item.id].label,
+                     "score": round(by_item[item.id].score, 6)} for item in batch]
+
+        written = run_batches(test, lambda item: (item.id,), records, writer, batch_size, limit,
+                              desc=runner)
+        meta.write(output, written, writer.resumed, {"items": len(test), "training": extra})
+    click.echo(f"wrote {written} records to {output} ({writer.resumed} already there)")
+
+
+@main.command("score-id")
+@click.argument("predictions", type=existing_path)
+@click.option("--track", required=True, type=click.Choice(ID_TRACKS))
+@click.option("--split", default="test", show_default=True, type=click.Choice(SPLITS))
+@click.option("--data", type=click.Path(path_type=Path), envvar=DATA_ENV,
+              help=f"Release folder (default ${DATA_ENV}).")
+def score_id(predictions: Path, track: str, split: str, data: Path | None) -> None:
+    """Score identification PREDICTIONS (accuracy/precision/recall/F1, positive = dependent)."""
+    from baselines.metrics import binary_metrics
+
+    gold = {item.id: bool(item.label) for item in load_id_items(require_data(data), track, split)}
+    pred: dict[int, bool] = {}
+    for line in predictions.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            record = json.loads(line)
+            pred[record["id"]] = bool(record["label"])
+    missing = set(gold) - set(pred)
+    if missing:
+        raise click.ClickException(f"{len(missing)} of {len(gold)} questions have no prediction")
+    ids = sorted(gold)
+    metrics = binary_metrics([gold[i] for i in ids], [pred[i] for i in ids])
+    click.echo(json.dumps({k: round(v, 1) for k, v in metrics.items()}))
+
+
+from baselines.finetune_cli import finetune  # noqa: E402  (registers the subcommand)
+
+main.add_command(finetune)

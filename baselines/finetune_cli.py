@@ -1,0 +1,7 @@
+"""Placeholder replaced below."""
+import click
+
+
+@click.command()
+def finetune() -> None:
+    """Fine-tune a checkpoint."""
