@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
@@ -58,6 +57,8 @@ def main() -> None:
 @data_option
 def fetch(dest: Path, data: Path | None) -> None:
     """Download the release at the pinned commit (or copy a local one), checking SHA-256."""
+    import requests
+
     manifest = read_manifest()
     try:
         if data is not None:
@@ -67,21 +68,24 @@ def fetch(dest: Path, data: Path | None) -> None:
                 shutil.copyfile(data / name, dest / name)
             click.echo(f"copied {len(manifest.files)} verified files from {data} to {dest}")
             return
-        import requests
-        from tqdm import tqdm
+        from tqdm import tqdm  # type: ignore[import-untyped, unused-ignore]
 
         def progress(name: str, total: int) -> Callable[[int], None]:
             bar = tqdm(total=total or None, unit="B", unit_scale=True, desc=name, leave=False)
-            return bar.update
+
+            def advance(n: int) -> None:
+                bar.update(n)
+
+            return advance
 
         with requests.Session() as session:
             fetched = fetch_release(
                 dest, manifest, progress=progress,
                 get=lambda url: session.get(url, stream=True, timeout=60))
+    except requests.RequestException as exc:  # name the cause, not a traceback
+        raise click.ClickException(f"download failed: {exc}") from None
     except (GoldError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
-    except Exception as exc:  # requests' own errors: name the cause, not a traceback
-        raise click.ClickException(f"download failed: {exc}") from None
     click.echo(f"{len(fetched)} files downloaded, all {len(manifest.files)} verified in {dest}")
 
 
@@ -114,8 +118,8 @@ def import_command(data: Path | None, out: Path, present_threshold: int) -> None
 def blank(track: str, split: str, data: Path | None, output: TextIO) -> None:
     """Write the blank input file (keys, questions, contexts; no answers) as JSONL."""
     gold = _split(open_gold(data), track, split)
-    for example in gold.examples:
-        output.write(json.dumps(example.blank(), ensure_ascii=False) + "\n")
+    output.writelines(
+        json.dumps(example.blank(), ensure_ascii=False) + "\n" for example in gold.examples)
 
 
 def _split(gold: GoldSet, track: str, split: str) -> Any:
@@ -211,4 +215,4 @@ def run() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(run())
+    run()

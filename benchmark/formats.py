@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import math
+import re
 import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -25,6 +26,9 @@ DEFAULT_MAX_PROBLEMS = 20
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 GZIP_MAGIC = b"\x1f\x8b"
 MISSING_SHOWN = 5
+#: Longest excerpt of an uploaded value quoted back in a problem message.
+MAX_QUOTED = 80
+_INTEGER = re.compile(r"-?[0-9]+")
 
 #: Gold fields an upload may carry (e.g. an edited copy of the release); ignored, never trusted.
 IGNORED_GOLD_FIELDS = frozenset({"answer", "any_answer", "answers", "any_answers", "is_dependent"})
@@ -93,6 +97,15 @@ class Predictions:
         if self.labels is None:
             raise ValueError("predictions hold neither answers nor labels")
         return bool(self.labels[position])
+
+
+def _quote(value: Any) -> str:
+    """repr() of an uploaded value, shortened so that messages stay readable."""
+    try:
+        text = repr(value)
+    except ValueError:  # e.g. an integer beyond Python's digit limit
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= MAX_QUOTED else text[: MAX_QUOTED - 3] + "..."
 
 
 class _Collector:
@@ -171,7 +184,7 @@ def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for name, value in pairs:
         if name in result:
-            raise _JSONProblem(f"field {name!r} appears twice in one object")
+            raise _JSONProblem(f"field {_quote(name)} appears twice in one object")
         result[name] = value
     return result
 
@@ -195,7 +208,9 @@ Entry = tuple[int | None, Any]
 
 
 def _jsonl_entries(text: str, problems: _Collector) -> Iterator[Entry]:
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Split on "\n" only: str.splitlines() also breaks at U+2028, U+0085, \f ..., which JSON
+    # allows inside strings, and would make line numbers disagree with editors.
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
@@ -214,7 +229,7 @@ def _csv_entries(text: str, problems: _Collector, value_fields: tuple[str, ...])
     names = [h.strip() for h in header]
     if len(names) != 2 or names[0] != "key" or names[1] not in value_fields:
         wanted = " or ".join(f"key,{v}" for v in value_fields)
-        problems.add(f"CSV header must be {wanted}, got {','.join(names)!r}", 1)
+        problems.add(f"CSV header must be {wanted}, got {_quote(','.join(names))}", 1)
         return
     try:
         for row in reader:
@@ -229,7 +244,7 @@ def _csv_entries(text: str, problems: _Collector, value_fields: tuple[str, ...])
                 try:
                     value = float(row[1])
                 except ValueError:
-                    problems.add(f"score {row[1]!r} is not a number", line, row[0])
+                    problems.add(f"score {_quote(row[1])} is not a number", line, row[0])
                     continue
             yield line, {"key": row[0], names[1]: value}
     except csv.Error as exc:
@@ -252,8 +267,11 @@ def _parse_id(value: Any) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value.strip())
+    if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
+        try:
+            return int(value.strip())
+        except ValueError:  # beyond Python's digit limit: not an NQ id anyway
+            return None
     return None
 
 
@@ -261,7 +279,7 @@ def _record_key(track: str, record: Mapping[str, Any]) -> tuple[str | None, str 
     """The gold key an `id`-based record refers to, or an error message."""
     nq_id = _parse_id(record.get("id"))
     if nq_id is None:
-        return None, f"field 'id' must be an integer, got {record.get('id')!r}"
+        return None, f"field 'id' must be an integer, got {_quote(record.get('id'))}"
     needed = {
         "temp": ("date", "date_type"), "geo": ("location",), "curprev": ("which",),
     }.get(track, ())
@@ -274,7 +292,8 @@ def _record_key(track: str, record: Mapping[str, Any]) -> tuple[str | None, str 
         return geo_key(nq_id, record["location"]), None
     if track == "curprev":
         if record["which"] not in ("current", "previous"):
-            return None, f"field 'which' must be 'current' or 'previous', got {record['which']!r}"
+            return None, (f"field 'which' must be 'current' or 'previous', got "
+                          f"{_quote(record['which'])}")
         return curprev_key(nq_id, record["which"]), None
     return question_key(nq_id), None
 
@@ -299,7 +318,10 @@ def parse_score(value: Any) -> float | None:
     """A probability in [0, 1]; None otherwise."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    score = float(value)
+    try:
+        score = float(value)
+    except OverflowError:
+        return None
     return score if math.isfinite(score) and 0.0 <= score <= 1.0 else None
 
 
@@ -327,7 +349,7 @@ def _read_record(
     if "key" in record:
         key = record["key"]
         if not isinstance(key, str):
-            problems.add(f"field 'key' must be a string, got {key!r}", line)
+            problems.add(f"field 'key' must be a string, got {_quote(key)}", line)
             return
     elif "id" in record:
         derived, error = _record_key(gold.track, record)
@@ -377,7 +399,8 @@ def _read_label(
     if "score" in record:
         score = parse_score(record["score"])
         if score is None:
-            problems.add(f"'score' must be a number in [0, 1], got {record['score']!r}", line, key)
+            problems.add(f"'score' must be a number in [0, 1], got {_quote(record['score'])}",
+                         line, key)
             return
         parsed.scores[key] = score
     if label_field is not None:
@@ -385,9 +408,18 @@ def _read_label(
         if label is None:
             problems.add(
                 f"{label_field!r} must be true/false, \"yes\"/\"no\" or 1/0, got "
-                f"{record[label_field]!r}", line, key)
+                f"{_quote(record[label_field])}", line, key)
             return
         parsed.labels[key] = label
+
+
+def _is_one_document(text: str) -> bool:
+    """True when text is a single JSON document for the permissive parser."""
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 def _entries(text: str, gold: GoldSplit, problems: _Collector) -> tuple[str, Iterator[Entry]]:
@@ -395,6 +427,13 @@ def _entries(text: str, gold: GoldSplit, problems: _Collector) -> tuple[str, Ite
     if stripped[:1] in ("{", "["):
         try:
             document = loads_strict(text)
+        except _JSONProblem as exc:
+            # One JSON document spread over several lines (e.g. a pretty-printed {key: answer}
+            # map) with a repeated field or NaN: name that, not every line as malformed.
+            if "\n" in text.strip() and _is_one_document(text):
+                problems.add(_json_error(exc))
+                return "json", iter(())
+            document = None
         except (ValueError, RecursionError):
             document = None  # Not one JSON document: read it as JSON Lines.
         if isinstance(document, list):
@@ -404,7 +443,7 @@ def _entries(text: str, gold: GoldSplit, problems: _Collector) -> tuple[str, Ite
             return "json-map", iter(
                 [(None, {"key": k, value_field: v}) for k, v in document.items()])
         return "jsonl", _jsonl_entries(text, problems)
-    value_fields = ("label", "score") if gold.is_identification else ("prediction",)
+    value_fields = ("label", "score", "prediction") if gold.is_identification else ("prediction",)
     return "csv", _csv_entries(text, problems, value_fields)
 
 

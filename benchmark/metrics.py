@@ -45,7 +45,8 @@ def em_outcomes(
 
 def rng_for(seed: int, name: str) -> np.random.Generator:
     """A generator seeded by the run seed and the metric name, stable across runs."""
-    return np.random.default_rng([seed, zlib.crc32(name.encode())])
+    # Any integer seed (negative or beyond 64 bits, as a CLI may pass) maps to a valid one.
+    return np.random.default_rng([seed % 2**64, zlib.crc32(name.encode())])
 
 
 def percentile_interval(values: FloatArray) -> tuple[float, float]:
