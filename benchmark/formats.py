@@ -298,7 +298,8 @@ def _record_key(track: str, record: Mapping[str, Any]) -> tuple[str | None, str 
     return question_key(nq_id), None
 
 
-_LABEL_WORDS = {"yes": True, "no": False, "true": True, "false": False}
+# Strings too: a CSV cell is always text ("1"/"0" there means 1/0).
+_LABEL_WORDS = {"yes": True, "no": False, "true": True, "false": False, "1": True, "0": False}
 
 
 def parse_label(value: Any) -> bool | None:
