@@ -1,0 +1,189 @@
+"""Bootstrap CIs and the paired comparison: reproducible, sane, equal to index resampling."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from bm_helpers import parse, temp_example
+
+from benchmark import GoldSet, GoldSplit, compare, score
+from benchmark.metrics import (
+    CONFIDENCE,
+    accuracy_from_binary,
+    confusion_codes,
+    id_f1,
+    metric_from_codes,
+    multinomial_draws,
+    paired_difference,
+    percentile_interval,
+)
+
+
+def _half_right(gold: GoldSplit) -> bytes:
+    """The gold answer on two examples in three, a wrong one on the third."""
+    return json.dumps({e.key: (e.answers[0] if i % 3 else "wrong answer")
+                       for i, e in enumerate(gold.examples)}).encode()
+
+
+def test_same_seed_same_ci_other_seed_other_ci(release_gold: GoldSet) -> None:
+    gold = release_gold.get("geo", "test")
+    predictions = parse(_half_right(gold), gold)
+    first = score(gold, predictions, resamples=500, seed=1)
+    again = score(gold, predictions, resamples=500, seed=1)
+    other = score(gold, predictions, resamples=500, seed=2)
+    assert first.ci == again.ci
+    assert first.metrics == other.metrics  # point estimates never depend on the seed
+    assert first.ci != other.ci
+
+
+@pytest.mark.parametrize("track", ["temp", "geo", "present", "curprev"])
+def test_point_estimate_inside_ci(release_gold: GoldSet, track: str) -> None:
+    gold = release_gold.get(track, "test")
+    result = score(gold, parse(_half_right(gold), gold), resamples=500)
+    assert result.ci.keys() == result.metrics.keys()
+    for name, value in result.metrics.items():
+        ci = result.ci[name]
+        assert value is not None and ci is not None
+        assert ci[0] <= value <= ci[1], name
+        assert ci[0] < ci[1], name  # neither all right nor all wrong: a real interval
+
+
+def test_identification_cis_contain_point(release_gold: GoldSet) -> None:
+    gold = release_gold.get("temp-id", "test")
+    rng = np.random.default_rng(0)
+    scores = np.clip(gold.labels * 0.3 + rng.random(len(gold)) * 0.7, 0, 1)
+    data = "\n".join(json.dumps({"key": e.key, "score": float(s)})
+                     for e, s in zip(gold.examples, scores, strict=True)).encode()
+    result = score(gold, parse(data, gold), resamples=300)
+    assert "auc" in result.metrics
+    for name, value in result.metrics.items():
+        ci = result.ci[name]
+        assert value is not None and ci is not None, name
+        assert ci[0] <= value <= ci[1], name
+
+
+def test_no_ci_when_resamples_is_zero(release_gold: GoldSet) -> None:
+    gold = release_gold.get("present", "test")
+    result = score(gold, parse(_half_right(gold), gold), resamples=0)
+    assert all(ci is None for ci in result.ci.values())
+
+
+def _index_bootstrap(codes: np.ndarray, statistic, rng: np.random.Generator,  # type: ignore[no-untyped-def]
+                     resamples: int, categories: int) -> np.ndarray:
+    """The plain bootstrap: resample example indices, recompute the statistic."""
+    indices = rng.integers(0, codes.size, size=(resamples, codes.size))
+    counts = np.stack([np.bincount(codes[i], minlength=categories) for i in indices])
+    return statistic(counts)
+
+
+def test_multinomial_equals_index_bootstrap_for_em() -> None:
+    # 13 of 20 right: EM = 65. Both bootstraps draw from the same law (Binomial(20, 0.65)/20),
+    # so with 20,000 draws each value's frequency agrees within Monte-Carlo error (sd < 0.004).
+    codes = np.array([1] * 13 + [0] * 7)
+    counts = np.bincount(codes, minlength=2)
+    resamples = 20_000
+    multinomial = accuracy_from_binary(
+        multinomial_draws(counts, np.random.default_rng(1), resamples))
+    plain = _index_bootstrap(codes, accuracy_from_binary, np.random.default_rng(2),
+                             resamples, 2)
+    support = np.arange(0, 101, 5)
+    freq_m = np.array([(multinomial == v).mean() for v in support])
+    freq_p = np.array([(plain == v).mean() for v in support])
+    assert np.abs(freq_m - freq_p).max() < 0.02
+    low_m, high_m = percentile_interval(multinomial)
+    low_p, high_p = percentile_interval(plain)
+    # The values live on a 5-point grid: the endpoints agree within one step.
+    assert abs(low_m - low_p) <= 5 and abs(high_m - high_p) <= 5
+    assert multinomial.mean() == pytest.approx(65.0, abs=0.3)
+    assert plain.mean() == pytest.approx(65.0, abs=0.3)
+
+
+def test_multinomial_equals_index_bootstrap_for_f1() -> None:
+    rng = np.random.default_rng(3)
+    gold = rng.random(60) < 0.4
+    predicted = np.where(rng.random(60) < 0.75, gold, ~gold)
+    codes = confusion_codes(predicted, gold)
+    counts = np.bincount(codes, minlength=4)
+    resamples = 8_000
+    multinomial = id_f1(multinomial_draws(counts, np.random.default_rng(4), resamples))
+    plain = _index_bootstrap(codes, id_f1, np.random.default_rng(5), resamples, 4)
+    assert multinomial.mean() == pytest.approx(plain.mean(), abs=0.5)
+    assert multinomial.std() == pytest.approx(plain.std(), rel=0.05)
+    for q in (2.5, 25, 50, 75, 97.5):
+        assert np.percentile(multinomial, q) == pytest.approx(np.percentile(plain, q), abs=1.5)
+
+
+def test_metric_from_codes_matches_direct_percentiles() -> None:
+    codes = np.array([1] * 30 + [0] * 10)
+    value = metric_from_codes(codes, 2, accuracy_from_binary, name="em", seed=9, resamples=1000)
+    assert value.value == 75.0
+    assert value.count == 40
+    assert value.ci is not None
+    # A 95% interval for p = 0.75, n = 40 is about +-13.4 points (normal approximation).
+    half_width = 1.96 * np.sqrt(0.75 * 0.25 / 40) * 100
+    assert value.ci[0] == pytest.approx(75 - half_width, abs=3.5)
+    assert value.ci[1] == pytest.approx(75 + half_width, abs=3.5)
+    assert CONFIDENCE == 0.95
+
+
+def test_paired_comparison_clearly_better() -> None:
+    # A right on 180 of 200, B on 100 of 200 (B's right answers are a subset of A's).
+    a = np.array([1] * 180 + [0] * 20)
+    b = np.array([1] * 100 + [0] * 100)
+    result = paired_difference(a, b, 2, accuracy_from_binary, name="em", seed=1,
+                               resamples=2000)
+    assert result.difference == pytest.approx(40.0)  # 90 - 50
+    assert result.p_value is not None and result.p_value < 0.01
+    assert result.ci is not None and result.ci[0] > 0
+    assert result.count == 200
+
+
+def test_paired_comparison_identical_systems() -> None:
+    a = np.array([1, 0] * 50)
+    result = paired_difference(a, a.copy(), 2, accuracy_from_binary, name="em", seed=1,
+                               resamples=500)
+    assert result.difference == 0.0
+    assert result.p_value == 1.0
+    assert result.ci == (0.0, 0.0)
+
+
+def test_paired_comparison_tiny_difference_is_not_significant() -> None:
+    # Same on 196 examples; A alone right on 3, B alone right on 1: +1 point, noise.
+    both = [1] * 100 + [0] * 96
+    a = np.array(both + [1, 1, 1, 0])
+    b = np.array(both + [0, 0, 0, 1])
+    result = paired_difference(a, b, 2, accuracy_from_binary, name="em", seed=1,
+                               resamples=2000)
+    assert result.difference == pytest.approx(1.0)
+    assert result.p_value is not None and result.p_value > 0.2
+    assert result.ci is not None and result.ci[0] <= 0 <= result.ci[1]
+
+
+def test_compare_on_a_split(release_gold: GoldSet) -> None:
+    gold = release_gold.get("temp", "test")
+    good = score(gold, parse(_half_right(gold), gold), resamples=0)
+    bad = score(gold, parse(json.dumps({e.key: "no idea" for e in gold}).encode(), gold),
+                resamples=0)
+    diffs = compare(gold, good.outcomes, bad.outcomes, resamples=500)
+    assert list(diffs) == list(good.metrics)
+    for name, d in diffs.items():
+        assert d.difference == pytest.approx(good.metrics[name] - bad.metrics[name]), name  # type: ignore[operator]
+        assert d.p_value is not None and d.p_value < 0.01, name
+    same = compare(gold, good.outcomes, good.outcomes, resamples=200)
+    assert all(d.difference == 0 and d.p_value == 1.0 for d in same.values())
+    with pytest.raises(ValueError):
+        compare(gold, good.outcomes[:10], bad.outcomes, resamples=10)
+
+
+def test_compare_tiny_split_reproducible() -> None:
+    gold = GoldSplit("temp", "test", [temp_example(i, "2000", "orig", (f"a{i}",))
+                                      for i in range(30)])
+    a = score(gold, parse(json.dumps({e.key: e.answers[0] for e in gold}).encode(), gold),
+              resamples=0)
+    b = score(gold, parse(json.dumps({e.key: (e.answers[0] if e.id % 2 else "x")
+                                      for e in gold}).encode(), gold), resamples=0)
+    first = compare(gold, a.outcomes, b.outcomes, resamples=300, seed=5)
+    assert first == compare(gold, a.outcomes, b.outcomes, resamples=300, seed=5)
+    assert first["em"].difference == pytest.approx(50.0)  # 30/30 vs 15/30
