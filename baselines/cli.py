@@ -143,6 +143,17 @@ def run(runner: str, track: str, split: str, setting: str, data: Path | None, ou
         raise click.ClickException(str(error)) from None
 
 
+def finetune_record(checkpoint: Path) -> dict[str, Any] | None:
+    """The finetune.json written by `finetune` next to a checkpoint, if any."""
+    from baselines.finetune import MARKER
+
+    marker = checkpoint / MARKER
+    if checkpoint.is_dir() and marker.is_file():
+        found: dict[str, Any] = json.loads(marker.read_text(encoding="utf-8"))
+        return found
+    return None
+
+
 def _run_qa(runner: str, track: str, split: str, setting: str, data_dir: Path, output: Path,
             batch_size: int, seed: int, limit: int | None, options: dict[str, Any]) -> None:
     """Load the items, build the predictor of RUNNER and run the resumable loop."""
@@ -165,6 +176,7 @@ def _run_qa(runner: str, track: str, split: str, setting: str, data_dir: Path, o
         meta.settings.update(cfg.describe())
         meta.fingerprints = {name: fingerprint(getattr(cfg, name)) for name in
                              ("question_encoder", "ctx_encoder", "reader", "corpus")}
+        checkpoint = cfg.reader
         predict = dpr.DPRPipeline.build(cfg).predict
     else:
         from baselines import bart
@@ -174,7 +186,14 @@ def _run_qa(runner: str, track: str, split: str, setting: str, data_dir: Path, o
         meta.fingerprints = {"model": fingerprint(source.model),
                              "config": fingerprint(source.config),
                              "tokenizer": fingerprint(source.tokenizer)}
+        checkpoint = source.model
         predict = bart.BartPredictor.load(source).predict
+
+    finetuned = finetune_record(checkpoint)
+    if setting == "finetuned" and finetuned is None:
+        logging.getLogger(__name__).warning(
+            "--setting finetuned but %s has no finetune.json: is it a fine-tuned checkpoint?",
+            checkpoint)
 
     def predict_records(batch: list[QAItem]) -> list[dict[str, Any]]:
         answers = predict(batch)
@@ -183,7 +202,7 @@ def _run_qa(runner: str, track: str, split: str, setting: str, data_dir: Path, o
     with ResumableWriter(output, lambda record: qa_key(track, record)) as writer:
         written = run_batches(items, lambda item: item.key, predict_records, writer, batch_size,
                               limit, desc=f"{runner} {track}")
-        meta.write(output, written, writer.resumed, {"items": len(items)})
+        meta.write(output, written, writer.resumed, {"items": len(items), "finetune": finetuned})
     click.echo(f"wrote {written} records to {output} ({writer.resumed} already there)")
 
 

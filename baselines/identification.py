@@ -167,7 +167,7 @@ def train_classifier(init: Path, train: Sequence[IDItem], dev: Sequence[IDItem],
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad()
-            total += float(loss)
+            total += float(loss.detach())
         probs = classifier_probs(model, tokenizer, [item.question for item in dev], cfg, "dev")
         metrics = binary_metrics([bool(item.label) for item in dev], [p >= 0.5 for p in probs])
         history.append({"epoch": epoch, "train_loss": total / max(1, len(order)), **metrics})
