@@ -116,6 +116,9 @@ class _Collector:
         self.cap = cap
         self.problems: list[Problem] = []
         self.dropped = 0
+        #: Set when the file's structure could not be read at all (one broken JSON document,
+        #: a wrong CSV header): listing every example as missing would then only add noise.
+        self.unreadable = False
 
     def add(self, message: str, line: int | None = None, key: str | None = None) -> None:
         if len(self.problems) < self.cap:
@@ -225,11 +228,13 @@ def _csv_entries(text: str, problems: _Collector, value_fields: tuple[str, ...])
         header = next(reader)
     except (StopIteration, csv.Error):
         problems.add("CSV file has no header", 1)
+        problems.unreadable = True
         return
     names = [h.strip() for h in header]
     if len(names) != 2 or names[0] != "key" or names[1] not in value_fields:
         wanted = " or ".join(f"key,{v}" for v in value_fields)
         problems.add(f"CSV header must be {wanted}, got {_quote(','.join(names))}", 1)
+        problems.unreadable = True
         return
     try:
         for row in reader:
@@ -244,8 +249,7 @@ def _csv_entries(text: str, problems: _Collector, value_fields: tuple[str, ...])
                 try:
                     value = float(row[1])
                 except ValueError:
-                    problems.add(f"score {_quote(row[1])} is not a number", line, row[0])
-                    continue
+                    pass  # Kept as text: the record check rejects it, naming line and key.
             yield line, {"key": row[0], names[1]: value}
     except csv.Error as exc:
         problems.add(f"malformed CSV: {exc}", reader.line_num)
@@ -332,6 +336,8 @@ class _Parsed:
     labels: dict[str, bool] = field(default_factory=dict)
     scores: dict[str, float] = field(default_factory=dict)
     seen_lines: dict[str, int | None] = field(default_factory=dict)
+    #: Keys whose record was found but whose value (label, score) was rejected.
+    bad_values: set[str] = field(default_factory=set)
 
 
 def _wrong_track_hint(track: str, record: Mapping[str, Any]) -> str | None:
@@ -396,12 +402,14 @@ def _read_label(
     label_field = next((n for n in ("label", "prediction") if n in record), None)
     if label_field is None and "score" not in record:
         problems.add("record needs 'label' or 'score'", line, key)
+        parsed.bad_values.add(key)
         return
     if "score" in record:
         score = parse_score(record["score"])
         if score is None:
             problems.add(f"'score' must be a number in [0, 1], got {_quote(record['score'])}",
                          line, key)
+            parsed.bad_values.add(key)
             return
         parsed.scores[key] = score
     if label_field is not None:
@@ -410,6 +418,7 @@ def _read_label(
             problems.add(
                 f"{label_field!r} must be true/false, \"yes\"/\"no\" or 1/0, got "
                 f"{_quote(record[label_field])}", line, key)
+            parsed.bad_values.add(key)
             return
         parsed.labels[key] = label
 
@@ -433,6 +442,7 @@ def _entries(text: str, gold: GoldSplit, problems: _Collector) -> tuple[str, Ite
             # map) with a repeated field or NaN: name that, not every line as malformed.
             if "\n" in text.strip() and _is_one_document(text):
                 problems.add(_json_error(exc))
+                problems.unreadable = True
                 return "json", iter(())
             document = None
         except (ValueError, RecursionError):
@@ -471,6 +481,8 @@ def parse_predictions(
 
 
 def _check_complete(gold: GoldSplit, parsed: _Parsed, problems: _Collector) -> None:
+    if problems.unreadable:
+        return
     missing = [e.key for e in gold.examples if e.key not in parsed.seen_lines]
     if missing:
         shown = ", ".join(repr(k) for k in missing[:MISSING_SHOWN])
@@ -479,9 +491,13 @@ def _check_complete(gold: GoldSplit, parsed: _Parsed, problems: _Collector) -> N
             f"{len(missing)} of {len(gold)} examples of {gold.track}/{gold.split} have no "
             f"prediction: {shown}{more}"
         )
-    if gold.is_identification and parsed.scores and len(parsed.scores) != len(parsed.seen_lines):
+    if not gold.is_identification:
+        return
+    # Records rejected for a bad value are reported already; judge consistency on the rest.
+    valid = [k for k in parsed.seen_lines if k not in parsed.bad_values]
+    if parsed.scores and any(k not in parsed.scores for k in valid):
         problems.add("give a 'score' on every record or on none")
-    if gold.is_identification and parsed.labels and len(parsed.labels) != len(parsed.seen_lines):
+    if parsed.labels and any(k not in parsed.labels for k in valid):
         problems.add("give a 'label' on every record or on none")
 
 
