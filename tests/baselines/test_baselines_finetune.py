@@ -13,7 +13,7 @@ pytest.importorskip("faiss")
 
 from baselines.finetune import find_sublist, reader_examples  # noqa: E402
 from baselines.release import QAItem  # noqa: E402
-from test_runners import dpr_args, invoke, read  # noqa: E402
+from baselines_helpers import dpr_args, invoke, read  # noqa: E402
 
 
 @pytest.mark.parametrize("context", ["temp", "previous"])
