@@ -1,0 +1,93 @@
+"""The SituatedQA evaluation server: a Flask app factory over the benchmark core."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+from werkzeug.middleware.proxy_fix import ProxyFix
+
+from .settings import settings_from_env
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def create_app(test_config: dict[str, Any] | None = None) -> Flask:
+    """Build the app: settings from the environment (or test_config), extensions, blueprints."""
+    app = Flask(__name__, instance_relative_config=True,
+                template_folder=str(REPO_ROOT / "templates"))
+    app.config.update(settings_from_env())
+    if test_config is not None:
+        app.config.update(test_config)
+    Path(app.instance_path).mkdir(parents=True, exist_ok=True)
+    _derive_config(app)
+    _init_extensions(app)
+    _register_blueprints(app)
+    return app
+
+
+def _derive_config(app: Flask) -> None:
+    """Fill in defaults that depend on the instance folder, and fixed security settings."""
+    config = app.config
+    instance = Path(app.instance_path)
+    config["SQLALCHEMY_DATABASE_URI"] = (
+        config["SQLALCHEMY_DATABASE_URI"] or f"sqlite:///{instance / 'situatedqa.db'}")
+    config["GOLD_DIR"] = config["GOLD_DIR"] or str(instance / "gold")
+    config["SUBMISSIONS_DIR"] = config["SUBMISSIONS_DIR"] or str(REPO_ROOT / "submissions")
+    config["SECRET_KEY"] = config["SECRET_KEY"] or _instance_secret_key(instance)
+    config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {"pool_pre_ping": True})
+    config["SESSION_COOKIE_HTTPONLY"] = True
+    config["SESSION_COOKIE_SAMESITE"] = "Lax"
+    config["PERMANENT_SESSION_LIFETIME"] = timedelta(hours=config["SESSION_LIFETIME_HOURS"])
+    config["RATELIMIT_HEADERS_ENABLED"] = True
+    if config["PROXY_HOPS"]:
+        hops = config["PROXY_HOPS"]
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops)  # type: ignore[method-assign]
+
+
+def _instance_secret_key(instance: Path) -> str:
+    """A random key kept in the instance folder, for single-host setups without SECRET_KEY."""
+    path = instance / "secret_key"
+    if not path.exists():
+        try:
+            with path.open("x") as out:  # "x": two workers starting at once keep one key
+                path.chmod(0o600)
+                out.write(secrets.token_hex(32))
+        except FileExistsError:
+            pass
+        logging.getLogger(__name__).warning(
+            "SECRET_KEY is not set: using %s (set SECRET_KEY when running several hosts)", path)
+    return path.read_text().strip()
+
+
+def _init_extensions(app: Flask) -> None:
+    """Bind the database, migrations, CSRF, rate limits, security headers and error pages."""
+    from . import errors
+    from .extensions import csrf, db, limiter, migrate
+
+    db.init_app(app)
+    migrate.init_app(app, db, directory=str(Path(__file__).parent / "migrations"))
+    csrf.init_app(app)
+    limiter.init_app(app)
+    errors.init_app(app)
+
+
+def _register_blueprints(app: Flask) -> None:
+    """Attach every surface of the server and the organizer commands."""
+    from . import admin, api, auth, cli, data, leaderboards, submissions
+    from .extensions import csrf
+
+    app.register_blueprint(auth.bp)
+    app.register_blueprint(submissions.bp)
+    app.register_blueprint(leaderboards.bp)
+    app.register_blueprint(data.bp)
+    app.register_blueprint(admin.bp)
+    # The API authenticates with bearer tokens, never cookies, so it needs no CSRF token.
+    csrf.exempt(api.bp)
+    app.register_blueprint(api.bp)
+    cli.init_app(app)
+    app.add_url_rule("/", endpoint="index", view_func=leaderboards.index)

@@ -1,0 +1,61 @@
+"""Organizer pages: every submission with hide/flag actions, and the audit log."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from flask import Blueprint, abort, flash, g, redirect, render_template, request, url_for
+from sqlalchemy import select
+from werkzeug.wrappers import Response
+
+from .auth import admin_required
+from .extensions import db
+from .forms import ReasonForm
+from .models import AuditLog, Submission, User
+from .services import visibility
+
+bp = Blueprint("admin", __name__, url_prefix="/admin")
+PAGE_SIZE = 100
+
+#: Organizer actions on a submission; every one needs a reason and goes to the audit log.
+ACTIONS: dict[str, Callable[[Submission, User | None, str], None]] = {
+    "hide": visibility.hide, "unhide": visibility.unhide,
+    "flag": visibility.flag, "unflag": visibility.unflag,
+}
+
+
+@bp.get("/submissions")
+@admin_required
+def submissions() -> str:
+    """All submissions, newest first, with moderation buttons."""
+    page = max(1, request.args.get("page", 1, type=int) or 1)
+    rows = db.session.scalars(select(Submission).order_by(Submission.id.desc())
+                              .limit(PAGE_SIZE).offset((page - 1) * PAGE_SIZE)).all()
+    return render_template("admin/submissions.html", submissions=rows, form=ReasonForm(),
+                           page=page, actions=ACTIONS)
+
+
+@bp.post("/submissions/<int:submission_id>/<action>")
+@admin_required
+def moderate(submission_id: int, action: str) -> Response:
+    """Hide, unhide, flag or unflag an entry, with a reason."""
+    submission = db.session.get(Submission, submission_id)
+    if submission is None or action not in ACTIONS:
+        abort(404)
+    form = ReasonForm()
+    if not form.validate_on_submit():
+        flash("give a reason", "error")
+        return redirect(url_for("admin.submissions"))
+    ACTIONS[action](submission, g.user, form.reason.data.strip())
+    flash(f"submission {submission_id}: {action}", "info")
+    return redirect(url_for("admin.submissions"))
+
+
+@bp.get("/audit")
+@admin_required
+def audit_log() -> str:
+    """The audit log, newest first."""
+    page = max(1, request.args.get("page", 1, type=int) or 1)
+    entries = db.session.scalars(select(AuditLog).order_by(AuditLog.id.desc())
+                                 .limit(PAGE_SIZE).offset((page - 1) * PAGE_SIZE)).all()
+    return render_template("admin/audit.html", entries=entries, page=page)

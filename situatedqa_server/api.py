@@ -1,0 +1,186 @@
+"""The JSON API under /api/v1: bearer-token uploads, submissions, leaderboards.
+
+Every error, including 404, 405, 413 and 429, has the shape
+{"error": {"code": …, "message": …, "details": …}} (see errors.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, current_app, request
+from sqlalchemy import select
+
+from benchmark import TRACK_INFO, TRACKS, FileTooLargeError, ValidationError
+
+from .errors import ApiError
+from .extensions import config_limit, db, limiter
+from .forms import SubmissionForm
+from .models import Score, Submission, User
+from .services import accounts, quotas, scoring, visibility
+from .services.gold_store import GoldUnavailable
+from .services.leaderboards import BadBoardQuery, iso, load_board, parse_board_query
+
+bp = Blueprint("api", __name__, url_prefix="/api/v1")
+
+
+def token_user(required: bool = True) -> User | None:
+    """The user of the request's bearer token; 401 when required and absent or invalid."""
+    scheme, _, raw = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not raw.strip():
+        if required:
+            raise ApiError(401, "missing_token", "send an API token as 'Authorization: Bearer …'",
+                           headers={"WWW-Authenticate": "Bearer"})
+        return None
+    try:
+        return accounts.user_for_token(raw.strip())
+    except accounts.TokenError as exc:
+        raise ApiError(401, exc.code, exc.message,
+                       headers={"WWW-Authenticate": 'Bearer error="invalid_token"'}) from None
+
+
+def submission_json(submission: Submission, score: Score | None) -> dict[str, Any]:
+    """A submission with its scores in the CLI's shape and its metadata."""
+    return {
+        "id": submission.id, "status": "scored", "track": submission.track,
+        "split": submission.split, "method_name": submission.method_name,
+        "team": submission.team.name, "visibility": submission.visibility,
+        "hidden": submission.hidden, "flag": submission.flag_reason,
+        "submitted_at": iso(submission.created_at),
+        "primary_metric": TRACK_INFO[submission.track].primary,
+        **scoring.score_payload(score),
+        "description": submission.description, "paper_url": submission.paper_url,
+        "code_url": submission.code_url, "model_type": submission.model_type,
+        "fine_tuned": submission.fine_tuned, "knowledge_date": submission.knowledge_date,
+        "parameter_count": submission.parameter_count, "format": submission.format,
+    }
+
+
+def team_submission(submission_id: int, user: User) -> Submission:
+    """A live submission of the user's team; 404 for anything else (no existence oracle)."""
+    submission = db.session.get(Submission, submission_id)
+    if (submission is None or submission.deleted_at is not None
+            or (submission.team_id != user.team_id and not user.is_admin)):
+        raise ApiError(404, "not_found", "no such submission")
+    return submission
+
+
+@bp.post("/submissions")
+@limiter.limit(config_limit("UPLOAD_RATE_LIMIT"))
+def create_submission() -> tuple[dict[str, Any], int]:
+    """Validate, score and store an upload; 201 with the scores."""
+    user = token_user()
+    form = SubmissionForm(meta={"csrf": False})
+    if not form.validate():
+        raise ApiError(400, "invalid_request", "some fields are missing or invalid",
+                       {"fields": form.errors})
+    try:
+        submission, score = scoring.submit(user, form.track.data, form.split.data,
+                                           form.file.data.read(),
+                                           form.file.data.filename or "upload", form.to_meta())
+    except FileTooLargeError as exc:
+        raise ApiError(413, "file_too_large", str(exc), {"problems": exc.to_json()}) from None
+    except ValidationError as exc:
+        raise ApiError(400, "invalid_file", "the file was rejected; nothing was stored",
+                       {"problems": exc.to_json(), "truncated": exc.truncated}) from None
+    except quotas.QuotaExceeded as exc:
+        raise ApiError(429, "quota_exceeded", exc.message, exc.details) from None
+    except GoldUnavailable as exc:
+        raise ApiError(503, "gold_unavailable", str(exc)) from None
+    return submission_json(submission, score), 201
+
+
+@bp.get("/submissions")
+def list_submissions() -> dict[str, Any]:
+    """The token owner's team's submissions, newest first."""
+    user = token_user()
+    rows = db.session.scalars(
+        select(Submission).where(Submission.team_id == user.team_id,
+                                 Submission.deleted_at.is_(None))
+        .order_by(Submission.created_at.desc(), Submission.id.desc())).all()
+    return {"submissions": [submission_json(s, scoring.score_for(s)) for s in rows]}
+
+
+@bp.get("/submissions/<int:submission_id>")
+def get_submission(submission_id: int) -> dict[str, Any]:
+    """One submission: the team's own, or a published one."""
+    user = token_user(required=False)
+    submission = db.session.get(Submission, submission_id)
+    own = user is not None and submission is not None and (
+        submission.team_id == user.team_id or user.is_admin)
+    if (submission is None or submission.deleted_at is not None
+            or not (own or (submission.is_public and not submission.hidden))):
+        raise ApiError(404, "not_found", "no such submission")
+    return submission_json(submission, scoring.score_for(submission))
+
+
+@bp.get("/submissions/<int:submission_id>/examples")
+def get_examples(submission_id: int) -> dict[str, Any]:
+    """Per-example rows of a team's own dev or train submission (never test)."""
+    submission = team_submission(submission_id, token_user())
+    if submission.split == scoring.HIDDEN_SPLIT:
+        raise ApiError(404, "hidden_split", "per-example feedback is not given on the test split")
+    return {"id": submission.id, "examples": scoring.example_rows(submission)}
+
+
+@bp.post("/submissions/<int:submission_id>/publish")
+def publish(submission_id: int) -> dict[str, Any]:
+    """Publish a submission on the leaderboard."""
+    user = token_user()
+    submission = team_submission(submission_id, user)
+    visibility.publish(submission, user)
+    return submission_json(submission, scoring.score_for(submission))
+
+
+@bp.post("/submissions/<int:submission_id>/withdraw")
+def withdraw(submission_id: int) -> dict[str, Any]:
+    """Make a submission private again."""
+    user = token_user()
+    submission = team_submission(submission_id, user)
+    visibility.withdraw(submission, user)
+    return submission_json(submission, scoring.score_for(submission))
+
+
+@bp.delete("/submissions/<int:submission_id>")
+def delete(submission_id: int) -> tuple[str, int]:
+    """Soft-delete a submission; its quota is not given back."""
+    user = token_user()
+    visibility.delete(team_submission(submission_id, user), user)
+    return "", 204
+
+
+@bp.get("/leaderboards/<track>")
+def leaderboard(track: str) -> dict[str, Any]:
+    """A leaderboard page as JSON (same query parameters as the page)."""
+    try:
+        board = load_board(parse_board_query(track, request.args,
+                                              current_app.config["LEADERBOARD_PAGE_SIZE"]))
+    except BadBoardQuery as exc:
+        raise ApiError(404 if track not in TRACK_INFO else 400, "bad_query", str(exc)) from None
+    except GoldUnavailable as exc:
+        raise ApiError(503, "gold_unavailable", str(exc)) from None
+    q = board.query
+    return {"track": q.track, "split": q.split, "primary_metric": board.primary,
+            "columns": board.columns, "sort": q.sort or board.primary,
+            "order": "asc" if q.ascending else "desc", "page": q.page, "per_page": q.per_page,
+            "total": board.total, "entries": board.entries}
+
+
+@bp.get("/tracks")
+def tracks() -> dict[str, Any]:
+    """Every track: title, metrics and the primary metric."""
+    return {"tracks": [{"name": t, "title": TRACK_INFO[t].title,
+                        "metrics": list(TRACK_INFO[t].metrics),
+                        "primary_metric": TRACK_INFO[t].primary,
+                        "description": TRACK_INFO[t].description} for t in TRACKS]}
+
+
+@bp.get("/quota")
+def quota() -> dict[str, Any]:
+    """The token owner's team's test quota on every track."""
+    user = token_user()
+    usage = {t: quotas.usage(user.team_id, t) for t in TRACKS}
+    return {"resets_at": quotas.next_reset(), "tracks": {
+        t: {"used_today": u.used_today, "daily_limit": u.daily_limit,
+            "used_total": u.used_total, "total_limit": u.total_limit,
+            "remaining": u.remaining} for t, u in usage.items()}}

@@ -1,0 +1,225 @@
+"""Organizer commands: `flask --app app gold|users|tokens|submissions|reported|setup …`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from flask import Flask, current_app
+from flask.cli import AppGroup
+from sqlalchemy import select
+
+from benchmark import SPLITS, TRACK_INFO, TRACKS, GoldError, ValidationError
+from benchmark.release import DEFAULT_DOWNLOAD_DIR
+
+from .extensions import db
+from .models import ApiToken, GoldVersion, ModelType, ReportedEntry, Submission, User
+from .services import accounts, gold_store, scoring, visibility
+
+gold_cli = AppGroup("gold", help="Import the canonical gold.")
+users_cli = AppGroup("users", help="Create and list accounts.")
+tokens_cli = AppGroup("tokens", help="Create and revoke API tokens.")
+submissions_cli = AppGroup("submissions", help="List, hide, unhide and rescore submissions.")
+reported_cli = AppGroup("reported", help="Numbers reported in the paper.")
+
+
+def _release_dir(explicit: Path | None) -> Path:
+    """--from, else SITUATEDQA_DATA, else the downloaded release gold/release."""
+    configured = current_app.config.get("SITUATEDQA_DATA")
+    return explicit or (Path(configured) if configured else DEFAULT_DOWNLOAD_DIR)
+
+
+@gold_cli.command("import")
+@click.option("--from", "source", type=click.Path(file_okay=False, path_type=Path),
+              help="Release folder (default: $SITUATEDQA_DATA, else gold/release).")
+def gold_import(source: Path | None) -> None:
+    """Verify the release against gold/manifest.json and install it as canonical gold."""
+    try:
+        gold, version = gold_store.import_gold(_release_dir(source))
+    except GoldError as exc:
+        raise click.ClickException(str(exc)) from None
+    for track, split in gold.available():
+        click.echo(f"{track:8} {split:5} {len(gold.get(track, split)):6} examples")
+    click.echo(f"gold version {version.name!r} (active: {version.is_active}) in "
+               f"{current_app.config['GOLD_DIR']}")
+
+
+def _user(name: str) -> User:
+    user = db.session.scalar(select(User).where(User.username == name))
+    if user is None:
+        raise click.ClickException(f"no user named {name!r}")
+    return user
+
+
+@users_cli.command("create")
+@click.argument("name")
+@click.option("--email", required=True, help="Email address.")
+@click.option("--password", envvar="SITUATEDQA_PASSWORD", prompt=True, hide_input=True,
+              confirmation_prompt=True, help="Password (or $SITUATEDQA_PASSWORD, or a prompt).")
+@click.option("--team", help="Team to join or create (default: a team named after the user).")
+@click.option("--admin", is_flag=True, help="Make the user an organizer.")
+def users_create(name: str, email: str, password: str, team: str | None, admin: bool) -> None:
+    """Create a user, joining --team if it exists."""
+    try:
+        user = accounts.create_user(name, email, password, team_name=team, join_team=True,
+                                    is_admin=admin)
+    except accounts.AccountError as exc:
+        raise click.ClickException(str(exc)) from None
+    db.session.commit()
+    click.echo(f"created user {user.username} (id {user.id}) in team {user.team.name}"
+               + (" as organizer" if admin else ""))
+
+
+@users_cli.command("list")
+def users_list() -> None:
+    """Every user with team and role."""
+    for user in db.session.scalars(select(User).order_by(User.id)):
+        role = "organizer" if user.is_admin else "participant"
+        click.echo(f"{user.id:>5}  {user.username:<20} {user.team.name:<20} {role}")
+
+
+@tokens_cli.command("create")
+@click.argument("name")
+@click.option("--label", default="cli", show_default=True, help="Name of the token.")
+@click.option("--days", type=click.IntRange(min=1), help="Lifetime (default: the setting).")
+def tokens_create(name: str, label: str, days: int | None) -> None:
+    """Create an API token for user NAME; the token alone is printed on the last line."""
+    token, raw = accounts.create_token(_user(name), label, days)
+    db.session.commit()
+    click.echo(f"token {token.id} for {name}, expires {token.expires_at:%Y-%m-%d %H:%M} UTC; "
+               "it is shown only now:")
+    click.echo(raw)
+
+
+@tokens_cli.command("revoke")
+@click.argument("token_id", type=int)
+def tokens_revoke(token_id: int) -> None:
+    """Revoke a token by id."""
+    token = db.session.get(ApiToken, token_id)
+    if token is None:
+        raise click.ClickException(f"no token with id {token_id}")
+    accounts.revoke_token(token)
+    db.session.commit()
+    click.echo(f"revoked token {token_id} ({token.prefix}…)")
+
+
+@submissions_cli.command("list")
+@click.option("--track", type=click.Choice(TRACKS), help="Only this track.")
+@click.option("--split", type=click.Choice(SPLITS), help="Only this split.")
+def submissions_list(track: str | None, split: str | None) -> None:
+    """Every submission (deleted ones marked), newest first."""
+    query = select(Submission).order_by(Submission.id.desc())
+    if track:
+        query = query.where(Submission.track == track)
+    if split:
+        query = query.where(Submission.split == split)
+    for s in db.session.scalars(query):
+        flags = ",".join(name for name, on in (
+            ("hidden", s.hidden), ("flagged", s.flag_reason), ("deleted", s.deleted_at),
+            ("baseline", s.is_baseline)) if on)
+        click.echo(f"{s.id:>6}  {s.track:<8} {s.split:<5} {s.visibility:<8} {s.team.name:<20} "
+                   f"{s.method_name}  {flags}")
+
+
+def _submission(submission_id: int) -> Submission:
+    submission = db.session.get(Submission, submission_id)
+    if submission is None:
+        raise click.ClickException(f"no submission with id {submission_id}")
+    return submission
+
+
+@submissions_cli.command("hide")
+@click.argument("submission_id", type=int)
+@click.option("--reason", required=True, help="Why (written to the audit log).")
+def submissions_hide(submission_id: int, reason: str) -> None:
+    """Hide a submission from the leaderboards."""
+    visibility.hide(_submission(submission_id), None, reason)
+    click.echo(f"submission {submission_id} hidden")
+
+
+@submissions_cli.command("unhide")
+@click.argument("submission_id", type=int)
+@click.option("--reason", default="", help="Why (written to the audit log).")
+def submissions_unhide(submission_id: int, reason: str) -> None:
+    """Show a hidden submission again."""
+    visibility.unhide(_submission(submission_id), None, reason)
+    click.echo(f"submission {submission_id} visible again")
+
+
+@submissions_cli.command("rescore")
+@click.option("--gold-version", "version_name", help="Gold version (default: the active one).")
+def submissions_rescore(version_name: str | None) -> None:
+    """Score every stored submission again against a gold version."""
+    try:
+        version = (db.session.scalar(select(GoldVersion).where(GoldVersion.name == version_name))
+                   if version_name else gold_store.active_version())
+        if version is None:
+            raise click.ClickException(f"no gold version named {version_name!r}")
+        gold = gold_store.get_gold()
+    except gold_store.GoldUnavailable as exc:
+        raise click.ClickException(str(exc)) from None
+    done = failed = 0
+    for submission in db.session.scalars(select(Submission).order_by(Submission.id)).all():
+        try:
+            scoring.rescore(submission, version, gold.get(submission.track, submission.split))
+            db.session.commit()
+            done += 1
+        except (ValidationError, GoldError, OSError) as exc:
+            db.session.rollback()
+            failed += 1
+            click.echo(f"submission {submission.id}: not rescored ({type(exc).__name__})",
+                       err=True)
+    click.echo(f"rescored {done} submissions against {version.name!r}; {failed} failed")
+
+
+@reported_cli.command("import")
+@click.argument("file", type=click.File(encoding="utf-8"))
+def reported_import(file: Any) -> None:
+    """Add paper-reported rows from a JSON list of {track, split, method_name, source,
+    metrics, model_type?, fine_tuned?, paper_url?}."""
+    try:
+        rows = [_reported_entry(item) for item in json.load(file)]
+    except (ValueError, TypeError, KeyError) as exc:
+        raise click.ClickException(f"{file.name}: {exc}") from None
+    db.session.add_all(rows)
+    db.session.commit()
+    click.echo(f"added {len(rows)} reported entries")
+
+
+def _reported_entry(item: dict[str, Any]) -> ReportedEntry:
+    track, split = item["track"], item["split"]
+    if track not in TRACK_INFO or split not in SPLITS:
+        raise ValueError(f"unknown track/split {track}/{split}")
+    model_type = item.get("model_type", ModelType.OTHER.value)
+    if model_type not in {m.value for m in ModelType}:
+        raise ValueError(f"unknown model type {model_type!r}")
+    metrics = {str(k): float(v) for k, v in item["metrics"].items()}
+    return ReportedEntry(track=track, split=split, method_name=str(item["method_name"]),
+                         source=str(item["source"]), metrics=metrics, model_type=model_type,
+                         fine_tuned=bool(item.get("fine_tuned", False)),
+                         paper_url=item.get("paper_url"),
+                         primary_metric=metrics.get(TRACK_INFO[track].primary))
+
+
+@click.command("setup")
+@click.option("--from", "source", type=click.Path(file_okay=False, path_type=Path),
+              help="Release folder (default: $SITUATEDQA_DATA, else gold/release).")
+def setup(source: Path | None) -> None:
+    """Bring the database to the current schema and import the gold if it is missing."""
+    from flask_migrate import upgrade
+
+    upgrade(directory=current_app.extensions["migrate"].directory)
+    if (Path(current_app.config["GOLD_DIR"]) / "meta.json").is_file() and db.session.scalar(
+            select(GoldVersion.id).limit(1)) is not None:
+        click.echo("database upgraded; gold already imported")
+        return
+    click.get_current_context().invoke(gold_import, source=source)
+
+
+def init_app(app: Flask) -> None:
+    """Register the command groups on the app."""
+    for group in (gold_cli, users_cli, tokens_cli, submissions_cli, reported_cli):
+        app.cli.add_command(group)
+    app.cli.add_command(setup)

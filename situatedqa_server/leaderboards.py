@@ -1,0 +1,95 @@
+"""Leaderboard pages and their CSV export; the home page."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from flask import Blueprint, Response, abort, current_app, render_template, request, url_for
+
+from benchmark import SPLITS, TRACK_INFO, TRACKS
+
+from .models import ModelType
+from .services.gold_store import GoldUnavailable
+from .services.leaderboards import (
+    TEXT_COLUMNS,
+    BadBoardQuery,
+    Board,
+    column_label,
+    load_board,
+    parse_board_query,
+)
+
+bp = Blueprint("leaderboards", __name__, url_prefix="/leaderboards")
+QUERY_KEYS = ("split", "sort", "order", "hide_baselines", "model_type", "fine_tuned", "page",
+              "per_page")
+
+
+def index() -> str:
+    """The home page: every track with its leaderboards and data downloads."""
+    return render_template("index.html", tracks=[TRACK_INFO[t] for t in TRACKS], splits=SPLITS)
+
+
+def board_from_request(track: str) -> Board:
+    """The leaderboard page the query string asks for (404 on an unknown name)."""
+    try:
+        query = parse_board_query(track, request.args,
+                                  current_app.config["LEADERBOARD_PAGE_SIZE"])
+        return load_board(query)
+    except BadBoardQuery as exc:
+        abort(404 if track not in TRACK_INFO else 400, str(exc))
+    except GoldUnavailable as exc:
+        abort(503, str(exc))
+
+
+@bp.get("/<track>")
+def show(track: str) -> str:
+    """A ranked leaderboard with CIs, sortable, filterable, one page at a time."""
+    board = board_from_request(track)
+    return render_template("leaderboards/show.html", board=board, info=TRACK_INFO[track],
+                           label=column_label, splits=SPLITS, model_types=list(ModelType),
+                           args=board_args(), sort_url=sort_url)
+
+
+def board_args() -> dict[str, str]:
+    """The leaderboard parameters of the query string (others are dropped from links)."""
+    return {k: v for k, v in request.args.items() if k in QUERY_KEYS}
+
+
+def sort_url(column: str) -> str:
+    """The current page's URL sorted by column (toggling the order when already sorted)."""
+    args = board_args()
+    same = args.get("sort") == column
+    args.update(sort=column, order="asc" if same and args.get("order") != "asc" else "desc")
+    args.pop("page", None)
+    return url_for("leaderboards.show", track=request.view_args["track"], **args)
+
+
+def csv_text(value: str | None) -> str | None:
+    """Text a spreadsheet will not run as a formula (CSV injection)."""
+    if value and value[0] in "=+-@\t\r":
+        return "'" + value
+    return value
+
+
+@bp.get("/<track>.csv")
+def export_csv(track: str) -> Response:
+    """The same leaderboard as CSV: one row per entry, each metric with its CI bounds."""
+    board = board_from_request(track)
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["rank", "method_name", "team", "baseline", "reported", *TEXT_COLUMNS[2:],
+                     "paper_url", "code_url", "model_type", "fine_tuned", "id"]
+                    + [f"{c}{suffix}" for c in board.columns for suffix in ("", "_lo", "_hi")])
+    for e in board.entries:
+        metrics = []
+        for c in board.columns:
+            ci = e["ci"].get(c) or [None, None]
+            metrics += [e["metrics"].get(c), *ci]
+        writer.writerow([e["rank"], csv_text(e["method_name"]), csv_text(e["team"]),
+                         e["baseline"], e["reported"],
+                         e["submitted_at"], e["paper_url"], e["code_url"], e["model_type"],
+                         e["fine_tuned"], e["id"], *metrics])
+    filename = f"situatedqa-{board.query.track}-{board.query.split}.csv"
+    return Response(out.getvalue(), mimetype="text/csv", headers={
+        "Content-Disposition": f"attachment; filename={filename}"})

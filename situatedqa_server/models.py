@@ -1,0 +1,223 @@
+"""The server's tables as typed SQLAlchemy 2 models."""
+
+from __future__ import annotations
+
+import enum
+from datetime import UTC, date, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Date,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from .extensions import Base
+
+
+def utcnow() -> datetime:
+    """The current UTC time, naive, as every timestamp column stores it."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+class ModelType(enum.StrEnum):
+    """How a submitted system answers: with retrieval, closed-book, or otherwise."""
+
+    RETRIEVAL = "retrieval"
+    CLOSED_BOOK = "closed-book"
+    OTHER = "other"
+
+
+class Visibility(enum.StrEnum):
+    """Whether the owner has published a submission on the leaderboard."""
+
+    PRIVATE = "private"
+    PUBLIC = "public"
+
+
+class Team(Base):
+    """A group of users; quotas count per team."""
+
+    __tablename__ = "team"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(80), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    members: Mapped[list[User]] = relationship(back_populates="team")
+
+
+class User(Base):
+    """An account; its password is stored only as an argon2id hash."""
+
+    __tablename__ = "user_account"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    username: Mapped[str] = mapped_column(String(40), unique=True)
+    email: Mapped[str] = mapped_column(String(254), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(200))
+    team_id: Mapped[int] = mapped_column(ForeignKey("team.id"), index=True)
+    is_admin: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    team: Mapped[Team] = relationship(back_populates="members")
+
+
+class ApiToken(Base):
+    """A bearer token: only its SHA-256 is kept; revocable and expiring."""
+
+    __tablename__ = "api_token"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("user_account.id"), index=True)
+    name: Mapped[str] = mapped_column(String(80))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    prefix: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime)
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime)
+    user: Mapped[User] = relationship()
+
+
+class GoldVersion(Base):
+    """One version of the gold answers; leaderboards read the scores of the active one."""
+
+    __tablename__ = "gold_version"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(80), unique=True)
+    as_of: Mapped[date] = mapped_column(Date)
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    changelog: Mapped[str] = mapped_column(Text, default="")
+    parent_id: Mapped[int | None] = mapped_column(ForeignKey("gold_version.id"))
+    is_active: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class Submission(Base):
+    """An accepted, scored prediction file and what its owner says about the method."""
+
+    __tablename__ = "submission"
+    __table_args__ = (Index("ix_submission_track_split", "track", "split"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("user_account.id"), index=True)
+    team_id: Mapped[int] = mapped_column(ForeignKey("team.id"), index=True)
+    track: Mapped[str] = mapped_column(String(16))
+    split: Mapped[str] = mapped_column(String(8))
+    file_sha256: Mapped[str] = mapped_column(String(64))
+    # The client's filename is shown to its owner only; storage uses file_sha256.
+    filename: Mapped[str] = mapped_column(String(255))
+    format: Mapped[str] = mapped_column(String(16))
+    method_name: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str] = mapped_column(Text, default="")
+    paper_url: Mapped[str | None] = mapped_column(String(500))
+    code_url: Mapped[str | None] = mapped_column(String(500))
+    model_type: Mapped[str] = mapped_column(String(16), default=ModelType.OTHER.value)
+    fine_tuned: Mapped[bool] = mapped_column(Boolean, default=False)
+    knowledge_date: Mapped[str | None] = mapped_column(String(10))
+    parameter_count: Mapped[int | None] = mapped_column(BigInteger)
+    visibility: Mapped[str] = mapped_column(String(8), default=Visibility.PRIVATE.value)
+    hidden: Mapped[bool] = mapped_column(Boolean, default=False)
+    hidden_reason: Mapped[str | None] = mapped_column(Text)
+    flag_reason: Mapped[str | None] = mapped_column(Text)
+    is_baseline: Mapped[bool] = mapped_column(Boolean, default=False)
+    baseline_runner: Mapped[str | None] = mapped_column(String(200))
+    baseline_settings: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    published_at: Mapped[datetime | None] = mapped_column(DateTime)
+    # Soft delete: the row stays so a deleted submission still counts against the quota.
+    deleted_at: Mapped[datetime | None] = mapped_column(DateTime)
+    user: Mapped[User] = relationship()
+    team: Mapped[Team] = relationship()
+    scores: Mapped[list[Score]] = relationship(back_populates="submission")
+
+    @property
+    def is_public(self) -> bool:
+        """Published by its owner."""
+        return self.visibility == Visibility.PUBLIC.value
+
+
+class Score(Base):
+    """The result of one submission against one gold version."""
+
+    __tablename__ = "score"
+    __table_args__ = (
+        UniqueConstraint("submission_id", "gold_version_id"),
+        # Leaderboards filter on version, track and split and sort by the primary metric.
+        Index("ix_score_board", "gold_version_id", "track", "split", "primary_metric"),
+    )
+    id: Mapped[int] = mapped_column(primary_key=True)
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submission.id"))
+    gold_version_id: Mapped[int] = mapped_column(ForeignKey("gold_version.id"))
+    track: Mapped[str] = mapped_column(String(16))
+    split: Mapped[str] = mapped_column(String(8))
+    n: Mapped[int] = mapped_column(Integer)
+    primary_metric: Mapped[float | None] = mapped_column(Float)
+    metrics: Mapped[dict[str, Any]] = mapped_column(JSON)
+    ci: Mapped[dict[str, Any]] = mapped_column(JSON)
+    counts: Mapped[dict[str, Any]] = mapped_column(JSON)
+    # One uint8 outcome code per gold example (benchmark.ScoreResult.outcomes).
+    outcomes: Mapped[bytes] = mapped_column(LargeBinary)
+    scored_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    submission: Mapped[Submission] = relationship(back_populates="scores")
+    gold_version: Mapped[GoldVersion] = relationship()
+
+
+class ReportedEntry(Base):
+    """A number reported in the paper, shown in rank position without a CI."""
+
+    __tablename__ = "reported_entry"
+    __table_args__ = (Index("ix_reported_entry_board", "track", "split"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    track: Mapped[str] = mapped_column(String(16))
+    split: Mapped[str] = mapped_column(String(8))
+    method_name: Mapped[str] = mapped_column(String(200))
+    source: Mapped[str] = mapped_column(String(200))
+    model_type: Mapped[str] = mapped_column(String(16), default=ModelType.OTHER.value)
+    fine_tuned: Mapped[bool] = mapped_column(Boolean, default=False)
+    paper_url: Mapped[str | None] = mapped_column(String(500))
+    primary_metric: Mapped[float | None] = mapped_column(Float)
+    metrics: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class QuotaCounter(Base):
+    """Accepted test submissions of a team on a track, per UTC day or in total ("total")."""
+
+    __tablename__ = "quota_counter"
+    __table_args__ = (UniqueConstraint("team_id", "track", "period"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    team_id: Mapped[int] = mapped_column(ForeignKey("team.id"))
+    track: Mapped[str] = mapped_column(String(16))
+    period: Mapped[str] = mapped_column(String(10))
+    used: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class RejectedUpload(Base):
+    """Rejected uploads of a team per UTC day, capped separately from the quota."""
+
+    __tablename__ = "rejected_upload"
+    __table_args__ = (UniqueConstraint("team_id", "day"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    team_id: Mapped[int] = mapped_column(ForeignKey("team.id"))
+    day: Mapped[date] = mapped_column(Date)
+    count: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class AuditLog(Base):
+    """One organizer action or visibility change, readable by organizers."""
+
+    __tablename__ = "audit_log"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    actor_id: Mapped[int | None] = mapped_column(ForeignKey("user_account.id"))
+    actor: Mapped[str] = mapped_column(String(80))
+    action: Mapped[str] = mapped_column(String(40))
+    target_type: Mapped[str] = mapped_column(String(40))
+    target_id: Mapped[int | None] = mapped_column(Integer)
+    reason: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, index=True)

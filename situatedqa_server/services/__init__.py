@@ -1,0 +1,1 @@
+"""Service functions: the server's logic, free of request handling."""

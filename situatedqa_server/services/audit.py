@@ -1,0 +1,17 @@
+"""The audit log of organizer actions and visibility changes."""
+
+from __future__ import annotations
+
+from ..extensions import db
+from ..models import AuditLog, Submission, User
+
+SYSTEM_ACTOR = "cli"
+
+
+def record(action: str, submission: Submission, actor: User | None, reason: str = "") -> AuditLog:
+    """Add an entry about a submission to the current transaction (committed by the caller)."""
+    entry = AuditLog(actor_id=actor.id if actor else None,
+                     actor=actor.username if actor else SYSTEM_ACTOR, action=action,
+                     target_type="submission", target_id=submission.id, reason=reason)
+    db.session.add(entry)
+    return entry

@@ -1,0 +1,148 @@
+"""Test-split quotas per team and track, enforced under a lock, and the rejected-upload cap.
+
+What counts: an accepted test-split submission counts once against the UTC day it was made
+and against the total; a rejected file never does (it counts against REJECTED_DAILY_CAP);
+deleting a submission gives nothing back. Days are UTC calendar days.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from flask import current_app
+from sqlalchemy import select, update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from ..extensions import db
+from ..models import QuotaCounter, RejectedUpload
+
+TOTAL = "total"
+QUOTA_SPLIT = "test"
+
+
+class QuotaExceeded(Exception):
+    """A team has used up a quota; `details` says which and when it resets."""
+
+    def __init__(self, message: str, details: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+
+@dataclass(frozen=True)
+class QuotaUsage:
+    """Used and allowed test submissions of a team on a track."""
+
+    used_today: int
+    daily_limit: int
+    used_total: int
+    total_limit: int
+
+    @property
+    def remaining(self) -> int:
+        """Submissions still allowed today."""
+        return max(0, min(self.daily_limit - self.used_today, self.total_limit - self.used_total))
+
+
+def utc_today() -> date:
+    """Today's date in UTC, the quota day."""
+    return datetime.now(UTC).date()
+
+
+def next_reset() -> str:
+    """When the daily quota resets: the next UTC midnight, ISO 8601."""
+    midnight = datetime.combine(utc_today() + timedelta(days=1), time(0), tzinfo=UTC)
+    return midnight.isoformat().replace("+00:00", "Z")
+
+
+def begin_locked() -> None:
+    """End the session's transaction and start one that holds the write lock (SQLite).
+
+    On PostgreSQL the rows are locked with SELECT … FOR UPDATE instead. Nothing may touch
+    the session between the commit and the new connection, or a plain BEGIN would run.
+    """
+    db.session.commit()
+    db.session.connection(execution_options={"sqlite_immediate": True})
+
+
+def _insert_missing(model: type[Any], **values: Any) -> None:
+    """INSERT … ON CONFLICT DO NOTHING, so concurrent first uploads do not collide."""
+    dialect = db.session.get_bind().dialect.name
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    db.session.execute(insert(model).values(**values).on_conflict_do_nothing())
+
+
+def _counter(team_id: int, track: str, period: str) -> QuotaCounter:
+    _insert_missing(QuotaCounter, team_id=team_id, track=track, period=period, used=0)
+    return db.session.execute(
+        select(QuotaCounter).where(QuotaCounter.team_id == team_id, QuotaCounter.track == track,
+                                   QuotaCounter.period == period)
+        .with_for_update().execution_options(populate_existing=True)).scalar_one()
+
+
+def usage(team_id: int, track: str) -> QuotaUsage:
+    """Current use of the test quota (a snapshot: the locked check is in consume())."""
+    rows = dict(db.session.execute(
+        select(QuotaCounter.period, QuotaCounter.used).where(
+            QuotaCounter.team_id == team_id, QuotaCounter.track == track,
+            QuotaCounter.period.in_([TOTAL, utc_today().isoformat()]))).tuples().all())
+    config = current_app.config
+    return QuotaUsage(rows.get(utc_today().isoformat(), 0), config["TEST_DAILY_QUOTA"],
+                      rows.get(TOTAL, 0), config["TEST_TOTAL_QUOTA"])
+
+
+def check(usage_now: QuotaUsage) -> None:
+    """Raise QuotaExceeded when no submission is left (compares with >=, never ==)."""
+    details: dict[str, Any] = {
+        "used_today": usage_now.used_today, "daily_limit": usage_now.daily_limit,
+        "used_total": usage_now.used_total, "total_limit": usage_now.total_limit,
+    }
+    if usage_now.used_total >= usage_now.total_limit:
+        raise QuotaExceeded(
+            f"your team has used all {usage_now.total_limit} test submissions on this track",
+            {**details, "resets_at": None})
+    if usage_now.used_today >= usage_now.daily_limit:
+        raise QuotaExceeded(
+            f"your team has used its {usage_now.daily_limit} test submissions on this track "
+            "for today (UTC)", {**details, "resets_at": next_reset()})
+
+
+def consume(team_id: int, track: str) -> None:
+    """Inside begin_locked(): check the quota and count one submission, or raise."""
+    # Lock order is always total, then day: concurrent requests cannot deadlock.
+    total = _counter(team_id, track, TOTAL)
+    today = _counter(team_id, track, utc_today().isoformat())
+    config = current_app.config
+    check(QuotaUsage(today.used, config["TEST_DAILY_QUOTA"], total.used,
+                     config["TEST_TOTAL_QUOTA"]))
+    total.used += 1
+    today.used += 1
+
+
+def rejections_today(team_id: int) -> int:
+    """Rejected uploads of a team today."""
+    count = db.session.scalar(select(RejectedUpload.count).where(
+        RejectedUpload.team_id == team_id, RejectedUpload.day == utc_today()))
+    return count or 0
+
+
+def check_rejections(team_id: int) -> None:
+    """Raise QuotaExceeded when the team's rejected uploads today reached the cap."""
+    cap = current_app.config["REJECTED_DAILY_CAP"]
+    if rejections_today(team_id) >= cap:
+        raise QuotaExceeded(
+            f"your team has had {cap} rejected uploads today (UTC); check files offline with "
+            "`python -m benchmark score` and retry tomorrow",
+            {"rejected_today": cap, "rejected_daily_cap": cap, "resets_at": next_reset()})
+
+
+def record_rejection(team_id: int) -> None:
+    """Count one rejected upload, in its own committed transaction."""
+    begin_locked()
+    _insert_missing(RejectedUpload, team_id=team_id, day=utc_today(), count=0)
+    db.session.execute(update(RejectedUpload).where(
+        RejectedUpload.team_id == team_id, RejectedUpload.day == utc_today())
+        .values(count=RejectedUpload.count + 1))
+    db.session.commit()

@@ -1,0 +1,171 @@
+"""Validate, score and store an upload; rescore stored submissions; per-example rows."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from flask import current_app
+from sqlalchemy import select
+
+from benchmark import (
+    TRACK_INFO,
+    GoldSplit,
+    Predictions,
+    ScoreResult,
+    ValidationError,
+    parse_predictions,
+    per_example,
+    score,
+)
+
+from ..extensions import db
+from ..models import GoldVersion, Score, Submission, User, Visibility, utcnow
+from . import audit, gold_store, quotas
+from .storage import upload_store
+
+HIDDEN_SPLIT = "test"
+
+
+class HiddenSplitError(Exception):
+    """Per-example feedback was asked for on the hidden test split."""
+
+
+@dataclass(frozen=True)
+class SubmissionMeta:
+    """What the submitter says about the method (already validated by the form)."""
+
+    method_name: str
+    description: str = ""
+    paper_url: str | None = None
+    code_url: str | None = None
+    model_type: str = "other"
+    fine_tuned: bool = False
+    knowledge_date: str | None = None
+    parameter_count: int | None = None
+    public: bool = False
+
+
+def finite(value: float | None) -> float | None:
+    """A float for JSON: NaN and infinities (undefined metrics) become None."""
+    return value if value is not None and math.isfinite(value) else None
+
+
+def evaluate(gold: GoldSplit, data: bytes, filename: str,
+             resamples: int | None = None) -> tuple[Predictions, ScoreResult]:
+    """Parse and score a file against one gold split; benchmark.ValidationError if invalid."""
+    config = current_app.config
+    predictions = parse_predictions(data, gold, filename=filename,
+                                    max_bytes=config["MAX_DECOMPRESSED_BYTES"])
+    result = score(gold, predictions, resamples=(
+        config["BOOTSTRAP_RESAMPLES"] if resamples is None else resamples))
+    return predictions, result
+
+
+def new_score(submission: Submission, version: GoldVersion, result: ScoreResult) -> Score:
+    """A Score row from a benchmark result (NaN stored as null)."""
+    metrics = {name: finite(value) for name, value in result.metrics.items()}
+    ci = {name: ([finite(v) for v in interval] if interval and all(map(math.isfinite, interval))
+                 else None) for name, interval in result.ci.items()}
+    return Score(submission=submission, gold_version=version, track=result.track,
+                 split=result.split, n=result.n, metrics=metrics, ci=ci,
+                 counts=dict(result.counts),
+                 primary_metric=metrics.get(TRACK_INFO[result.track].primary),
+                 outcomes=np.asarray(result.outcomes, dtype=np.uint8).tobytes(),
+                 scored_at=utcnow())
+
+
+def submit(user: User, track: str, split: str, data: bytes, filename: str,
+           meta: SubmissionMeta) -> tuple[Submission, Score]:
+    """Validate, score and store an upload: all of it, or nothing and no quota spent.
+
+    Raises benchmark.ValidationError (after counting the rejection), QuotaExceeded or
+    GoldUnavailable.
+    """
+    gold = gold_store.get_split(track, split)
+    team_id = user.team_id
+    quotas.check_rejections(team_id)
+    if split == quotas.QUOTA_SPLIT:
+        quotas.check(quotas.usage(team_id, track))  # early answer; the real check is locked
+    try:
+        predictions, result = evaluate(gold, data, filename)
+    except ValidationError:
+        quotas.record_rejection(team_id)
+        raise
+    store = upload_store()
+    staged = store.stage(data)
+    try:
+        submission, row = _insert(user, track, split, filename, predictions.format, meta,
+                                  staged.sha256, result)
+    except BaseException:
+        db.session.rollback()
+        store.discard(staged)
+        raise
+    store.commit(staged)
+    return submission, row
+
+
+def _insert(user: User, track: str, split: str, filename: str, file_format: str,
+            meta: SubmissionMeta, sha256: str, result: ScoreResult) -> tuple[Submission, Score]:
+    """One transaction: lock and spend the quota, add the submission and its score."""
+    quotas.begin_locked()
+    version = gold_store.active_version()
+    if split == quotas.QUOTA_SPLIT:
+        quotas.consume(user.team_id, track)
+    now = utcnow()
+    submission = Submission(
+        user_id=user.id, team_id=user.team_id, track=track, split=split, file_sha256=sha256,
+        filename=filename[:255], format=file_format, method_name=meta.method_name,
+        description=meta.description, paper_url=meta.paper_url, code_url=meta.code_url,
+        model_type=meta.model_type, fine_tuned=meta.fine_tuned,
+        knowledge_date=meta.knowledge_date, parameter_count=meta.parameter_count,
+        visibility=(Visibility.PUBLIC if meta.public else Visibility.PRIVATE).value,
+        published_at=now if meta.public else None, created_at=now)
+    db.session.add(submission)
+    row = new_score(submission, version, result)
+    db.session.add(row)
+    if meta.public:
+        db.session.flush()
+        audit.record("publish", submission, user)
+    db.session.commit()
+    return submission, row
+
+
+def score_for(submission: Submission) -> Score | None:
+    """The submission's score against the active gold version."""
+    version = gold_store.active_version()
+    return db.session.scalar(select(Score).where(
+        Score.submission_id == submission.id, Score.gold_version_id == version.id))
+
+
+def rescore(submission: Submission, version: GoldVersion, gold: GoldSplit) -> Score:
+    """Score a stored file again against a gold version, replacing that version's score."""
+    data = upload_store().read(submission.file_sha256)
+    _, result = evaluate(gold, data, submission.filename)
+    existing = db.session.scalar(select(Score).where(
+        Score.submission_id == submission.id, Score.gold_version_id == version.id))
+    if existing is not None:
+        db.session.delete(existing)
+        db.session.flush()
+    row = new_score(submission, version, result)
+    db.session.add(row)
+    return row
+
+
+def example_rows(submission: Submission) -> list[dict[str, Any]]:
+    """Per-example gold, prediction and correctness; never for the hidden test split."""
+    if submission.split == HIDDEN_SPLIT:
+        raise HiddenSplitError("per-example feedback is not available on the test split")
+    gold = gold_store.get_split(submission.track, submission.split)
+    data = upload_store().read(submission.file_sha256)
+    predictions, result = evaluate(gold, data, submission.filename, resamples=0)
+    return per_example(gold, predictions, result)
+
+
+def score_payload(row: Score | None) -> dict[str, Any]:
+    """Metrics, CIs and counts in the CLI's --json shape."""
+    if row is None:
+        return {"metrics": {}, "ci": {}, "counts": {}, "n": None}
+    return {"n": row.n, "metrics": row.metrics, "ci": row.ci, "counts": row.counts}

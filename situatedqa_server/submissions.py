@@ -1,0 +1,150 @@
+"""The upload page and the submission pages: scores, per-example browser, publish, delete."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, abort, flash, g, redirect, render_template, request, url_for
+from sqlalchemy import select
+from werkzeug.wrappers import Response
+
+from benchmark import TRACK_INFO, FileTooLargeError, ValidationError
+
+from .auth import login_required
+from .extensions import config_limit, db, limiter
+from .forms import ActionForm, SubmissionForm
+from .models import Submission
+from .services import quotas, scoring, visibility
+from .services.gold_store import GoldUnavailable
+from .services.leaderboards import column_label
+
+bp = Blueprint("submissions", __name__, url_prefix="/submissions")
+EXAMPLES_PER_PAGE = 50
+EXAMPLE_FILTERS = ("correct", "correct_any", "partition", "q", "page")
+
+
+def owned_submission(submission_id: int) -> Submission:
+    """A submission of the current user's team (organizers: any); 404 otherwise."""
+    submission = db.session.get(Submission, submission_id)
+    if submission is None or submission.deleted_at is not None:
+        abort(404)
+    if submission.team_id != g.user.team_id and not g.user.is_admin:
+        abort(404)
+    return submission
+
+
+def viewable_submission(submission_id: int) -> Submission:
+    """A submission the visitor may see: their team's, or published and not hidden."""
+    submission = db.session.get(Submission, submission_id)
+    if submission is None or submission.deleted_at is not None:
+        abort(404)
+    if g.user is not None and (g.user.is_admin or g.user.team_id == submission.team_id):
+        return submission
+    if not submission.is_public or submission.hidden:
+        abort(404)
+    return submission
+
+
+@bp.get("/")
+@login_required
+def index() -> str:
+    """The team's submissions, newest first."""
+    rows = db.session.scalars(
+        select(Submission).where(Submission.team_id == g.user.team_id,
+                                 Submission.deleted_at.is_(None))
+        .order_by(Submission.created_at.desc(), Submission.id.desc())).all()
+    return render_template("submissions/index.html", submissions=rows)
+
+
+@bp.route("/new", methods=("GET", "POST"))
+@login_required
+@limiter.limit(config_limit("UPLOAD_RATE_LIMIT"), methods=["POST"])
+def upload() -> Any:
+    """Upload a prediction file: validated, scored and stored in this request."""
+    form = SubmissionForm()
+    quota = {t: quotas.usage(g.user.team_id, t) for t in TRACK_INFO}
+    if not form.validate_on_submit():
+        status = 400 if form.errors else 200
+        return render_template("submissions/upload.html", form=form, quota=quota), status
+    upload_file = form.file.data
+    try:
+        submission, _ = scoring.submit(g.user, form.track.data, form.split.data,
+                                       upload_file.read(), upload_file.filename or "upload",
+                                       form.to_meta())
+    except ValidationError as exc:
+        status = 413 if isinstance(exc, FileTooLargeError) else 400
+        return render_template("submissions/upload.html", form=form, quota=quota,
+                               problems=exc.problems, truncated=exc.truncated), status
+    except quotas.QuotaExceeded as exc:
+        flash(exc.message, "error")
+        return render_template("submissions/upload.html", form=form, quota=quota), 429
+    except GoldUnavailable as exc:
+        abort(503, str(exc))
+    return redirect(url_for("submissions.detail", submission_id=submission.id))
+
+
+@bp.get("/<int:submission_id>")
+def detail(submission_id: int) -> str:
+    """Every metric with its CI, and the metadata."""
+    submission = viewable_submission(submission_id)
+    score = scoring.score_for(submission)
+    own = g.user is not None and (g.user.team_id == submission.team_id or g.user.is_admin)
+    return render_template("submissions/detail.html", submission=submission, score=score,
+                           info=TRACK_INFO[submission.track], label=column_label, own=own,
+                           action=ActionForm())
+
+
+@bp.get("/<int:submission_id>/examples")
+@login_required
+def examples(submission_id: int) -> str:
+    """Per-example browser (dev and train only): question, context, gold, prediction."""
+    submission = owned_submission(submission_id)
+    if submission.split == scoring.HIDDEN_SPLIT:
+        abort(404)
+    rows = filter_examples(scoring.example_rows(submission), request.args)
+    page = max(1, request.args.get("page", 1, type=int) or 1)
+    start = (page - 1) * EXAMPLES_PER_PAGE
+    return render_template("submissions/examples.html", submission=submission,
+                           rows=rows[start:start + EXAMPLES_PER_PAGE], total=len(rows),
+                           page=page, pages=max(1, -(-len(rows) // EXAMPLES_PER_PAGE)),
+                           args={k: v for k, v in request.args.items() if k in EXAMPLE_FILTERS})
+
+
+def filter_examples(rows: list[dict[str, Any]], args: Any) -> list[dict[str, Any]]:
+    """Rows matching the filters: correct, correct_any (yes/no), partition, text q."""
+    for name in ("correct", "correct_any"):
+        wanted = args.get(name)
+        if wanted in ("yes", "no"):
+            rows = [r for r in rows if r.get(name) is (wanted == "yes")]
+    if partition := args.get("partition"):
+        rows = [r for r in rows if partition in r["partitions"]]
+    if text := (args.get("q") or "").strip().lower():
+        rows = [r for r in rows if text in r["question"].lower()]
+    return rows
+
+
+@bp.post("/<int:submission_id>/publish")
+@login_required
+def publish(submission_id: int) -> Response:
+    """Show the submission on the public leaderboard."""
+    visibility.publish(owned_submission(submission_id), g.user)
+    flash("published on the leaderboard", "info")
+    return redirect(url_for("submissions.detail", submission_id=submission_id))
+
+
+@bp.post("/<int:submission_id>/withdraw")
+@login_required
+def withdraw(submission_id: int) -> Response:
+    """Take the submission off the leaderboard (private again)."""
+    visibility.withdraw(owned_submission(submission_id), g.user)
+    flash("withdrawn from the leaderboard", "info")
+    return redirect(url_for("submissions.detail", submission_id=submission_id))
+
+
+@bp.post("/<int:submission_id>/delete")
+@login_required
+def delete(submission_id: int) -> Response:
+    """Delete the submission (the quota it used is not given back)."""
+    visibility.delete(owned_submission(submission_id), g.user)
+    flash("submission deleted; the test quota it used is not given back", "info")
+    return redirect(url_for("submissions.index"))
