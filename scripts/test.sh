@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Set up a virtualenv with every extra and run the whole test suite.
+# Usage: bash scripts/test.sh [pytest args...]
+# Environment: SITUATEDQA_DATA (the release; tests that need it skip without it),
+#              TEST_DATABASE_URL (PostgreSQL; those tests skip without it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3.11}
+command -v "$PYTHON" >/dev/null || PYTHON=python3
+VENV=${VENV:-.venv}
+if [ ! -x "$VENV/bin/python" ]; then
+  "$PYTHON" -m venv "$VENV"
+fi
+# torch==2.13.0 is pinned in the `baselines` extra: pip takes the CPU wheel.
+"$VENV/bin/python" -m pip install -q -e '.[dev,baselines]'
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+"$VENV/bin/mypy" benchmark
+"$VENV/bin/python" -m pytest "$@"

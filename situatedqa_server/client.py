@@ -1,0 +1,232 @@
+"""`situatedqa`: a command-line client for the evaluation server's REST API."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+import requests
+from platformdirs import user_config_dir
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+CONFIG_ENV = "SITUATEDQA_CONFIG_DIR"
+TIMEOUT = 120
+
+
+def config_path() -> Path:
+    """Where the client keeps its URL and token (0600)."""
+    base = os.environ.get(CONFIG_ENV) or user_config_dir("situatedqa")
+    return Path(base) / "config.json"
+
+
+def read_config() -> dict[str, str]:
+    """The stored server URL and token, or an empty config."""
+    path = config_path()
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise click.ClickException(f"{path}: unreadable config ({exc}); run `situatedqa login`")
+    return {k: str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def write_config(config: Mapping[str, str]) -> Path:
+    """Store the config readable by the user alone (mode 0600 from the first byte)."""
+    path = config_path()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        json.dump(dict(config), out)
+    os.chmod(path, 0o600)
+    return path
+
+
+@dataclass
+class Api:
+    """A thin session on the server's /api/v1 routes that turns errors into messages."""
+
+    url: str
+    token: str | None
+
+    def request(self, method: str, path: str, **kwargs: Any) -> requests.Response:
+        """Send a request; raise ClickException with the server's message on errors."""
+        headers = {"Accept": "application/json"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        try:
+            response = requests.request(method, self.url.rstrip("/") + path, headers=headers,
+                                        timeout=TIMEOUT, **kwargs)
+        except requests.RequestException as exc:
+            raise click.ClickException(f"cannot reach {self.url}: {exc}") from None
+        if response.status_code >= 400:
+            raise click.ClickException(explain_error(response))
+        return response
+
+    def json(self, method: str, path: str, **kwargs: Any) -> Any:
+        """Send a request and decode its JSON body."""
+        return self.request(method, path, **kwargs).json()
+
+
+def explain_error(response: requests.Response) -> str:
+    """A human sentence for an API error, from the server's one JSON error shape."""
+    try:
+        error = response.json().get("error", {})
+    except ValueError:
+        error = {}
+    code = error.get("code", "")
+    message = error.get("message") or response.reason or "request failed"
+    details = error.get("details")
+    if response.status_code == 401:
+        hint = "your token has expired" if "expired" in (code + message) else "not authenticated"
+        return f"{message} ({hint}): create a new token and run `situatedqa login`"
+    if response.status_code == 429:
+        reset = details.get("resets_at") if isinstance(details, dict) else None
+        when = f"; the quota resets at {reset}" if reset else ""
+        retry = response.headers.get("Retry-After")
+        after = f"; retry after {retry} s" if retry and not reset else ""
+        return f"{message}{when}{after}"
+    if isinstance(details, dict) and details.get("problems"):
+        lines = [message] + [f"  {format_problem(p)}" for p in details["problems"]]
+        return "\n".join(lines)
+    return f"{message} (HTTP {response.status_code})"
+
+
+def format_problem(problem: Mapping[str, Any]) -> str:
+    """One validation problem as file:line: message (key)."""
+    where = problem.get("file") or "file"
+    if problem.get("line"):
+        where += f":{problem['line']}"
+    key = f" (key {problem['key']!r})" if problem.get("key") else ""
+    return f"{where}: {problem.get('message')}{key}"
+
+
+def print_scores(result: Mapping[str, Any]) -> None:
+    """Metrics with their 95% CIs, rounded for display."""
+    for name, value in (result.get("metrics") or {}).items():
+        ci = (result.get("ci") or {}).get(name)
+        interval = f"  [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
+        shown = "n/a" if value is None else f"{value:.2f}"
+        click.echo(f"  {name:<22}{shown:>8}{interval}")
+
+
+pass_api = click.make_pass_decorator(Api)
+
+
+@click.group()
+@click.option("--url", envvar="SITUATEDQA_URL", help="Server address (default: the stored one).")
+@click.pass_context
+def main(ctx: click.Context, url: str | None) -> None:
+    """Submit predictions to a SituatedQA evaluation server and read its leaderboards."""
+    config = read_config() if ctx.invoked_subcommand != "login" else {}
+    ctx.obj = Api(url or config.get("url") or DEFAULT_URL,
+                  os.environ.get("SITUATEDQA_TOKEN") or config.get("token"))
+
+
+@main.command()
+@click.option("--token", prompt=True, hide_input=True, envvar="SITUATEDQA_TOKEN",
+              help="An API token made on the server's account page.")
+@pass_api
+def login(api: Api, token: str) -> None:
+    """Check a token against the server and store it (mode 0600)."""
+    api.token = token.strip()
+    api.json("GET", "/api/v1/submissions")
+    path = write_config({"url": api.url, "token": api.token})
+    click.echo(f"logged in to {api.url}; token stored in {path}")
+
+
+@main.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--track", required=True, help="Track, e.g. temp, geo, temp-id.")
+@click.option("--split", required=True, type=click.Choice(["train", "dev", "test"]))
+@click.option("--method-name", default=None, help="Method name (default: the file name).")
+@click.option("--public/--private", default=False, help="Publish on the leaderboard now.")
+@click.option("--meta", "metadata", multiple=True, metavar="FIELD=VALUE",
+              help="Extra metadata fields, e.g. paper_url=https://….")
+@pass_api
+def submit(api: Api, file: Path, track: str, split: str, method_name: str | None,
+           public: bool, metadata: tuple[str, ...]) -> None:
+    """Upload FILE; it is validated and scored during the upload, then printed."""
+    fields = {"track": track, "split": split, "method_name": method_name or file.stem,
+              "public": "true" if public else "false"}
+    for item in metadata:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise click.BadParameter(f"{item!r} is not FIELD=VALUE", param_hint="--meta")
+        fields[name] = value
+    with file.open("rb") as stream:
+        result = api.json("POST", "/api/v1/submissions", data=fields,
+                          files={"file": (file.name, stream)})
+    click.echo(f"submission {result['id']}: {result.get('status', 'scored')}")
+    print_scores(result)
+
+
+@main.command("list")
+@pass_api
+def list_command(api: Api) -> None:
+    """Your team's submissions."""
+    data = api.json("GET", "/api/v1/submissions")
+    for item in data.get("submissions", []):
+        primary = item.get("primary_metric")
+        value = (item.get("metrics") or {}).get(primary) if primary else None
+        shown = f"{value:.2f}" if isinstance(value, (int, float)) else "-"
+        click.echo(f"{item['id']:>6}  {item['track']:<8} {item['split']:<5} "
+                   f"{item.get('visibility', ''):<8} {shown:>7}  {item.get('method_name', '')}")
+
+
+@main.command()
+@click.argument("submission_id", type=int)
+@pass_api
+def show(api: Api, submission_id: int) -> None:
+    """One submission's metadata and scores."""
+    item = api.json("GET", f"/api/v1/submissions/{submission_id}")
+    click.echo(f"{item.get('method_name')} ({item['track']}/{item['split']}, "
+               f"{item.get('visibility', '')}, {item.get('submitted_at', '')})")
+    print_scores(item)
+
+
+@main.command()
+@click.argument("track")
+@click.option("--split", default="test", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the raw JSON.")
+@pass_api
+def leaderboard(api: Api, track: str, split: str, as_json: bool) -> None:
+    """A track's leaderboard."""
+    data = api.json("GET", f"/api/v1/leaderboards/{track}", params={"split": split})
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    entries = data.get("entries", [])
+    primary = next(iter(entries[0]["metrics"]), None) if entries else None
+    primary = data.get("primary_metric", primary)
+    for entry in entries:
+        value = (entry.get("metrics") or {}).get(primary)
+        shown = f"{value:.2f}" if isinstance(value, (int, float)) else "-"
+        marks = "".join(m for m, on in (("B", entry.get("baseline")),
+                                        ("P", entry.get("reported"))) if on)
+        click.echo(f"{str(entry.get('rank', '')):>6} {shown:>7} {marks:<2} "
+                   f"{entry.get('method_name', '')}  ({entry.get('team') or ''})")
+
+
+@main.command("download-inputs")
+@click.argument("track")
+@click.argument("split")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Output file (default: TRACK.SPLIT.blank.jsonl).")
+@pass_api
+def download_inputs(api: Api, track: str, split: str, output: Path | None) -> None:
+    """The blank input file of a track and split (questions and contexts, no answers)."""
+    response = api.request("GET", f"/data/{track}/{split}/blank.jsonl")
+    target = output or Path(f"{track}.{split}.blank.jsonl")
+    target.write_bytes(response.content)
+    click.echo(f"wrote {target}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
