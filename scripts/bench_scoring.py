@@ -30,8 +30,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmark import GoldSplit, import_release, parse_predictions, score  # noqa: E402
-from benchmark.gold import read_jsonl  # noqa: E402
+from benchmark import GoldSplit, import_release, parse_predictions, score
+from benchmark.gold import read_jsonl
 
 # --- the plain implementation ----------------------------------------------------------------
 
@@ -165,7 +165,7 @@ def main() -> int:
     plain_result, plain_time, plain_peak = measure(plain, 1)
     identical = fast_result.metrics == plain_result["metrics"]
     figures = {
-        "examples": len(gold), "resamples": args.resamples, "metrics": len(fast_result.metrics),
+        "examples": len(gold), "resamples": args.resamples, "metric_count": len(fast_result.metrics),
         "fast_seconds": round(fast_time, 4), "plain_seconds": round(plain_time, 3),
         "speedup": round(plain_time / fast_time, 1),
         "fast_peak_mib": round(fast_peak, 2), "plain_peak_mib": round(plain_peak, 2),

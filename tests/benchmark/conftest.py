@@ -1,4 +1,15 @@
-"""Fixtures of the benchmark-core tests (tiny gold splits); see bm_helpers.py."""
+"""Fixtures of the benchmark-core tests (tiny gold splits); see bm_helpers.py.
+
+bm_helpers sits next to this file; its folder is put on sys.path so that the test modules can
+`from bm_helpers import ...` under either pytest import mode (prepend or importlib).
+"""
+
+import sys
+from pathlib import Path
+
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
 
 from bm_helpers import (  # noqa: F401  (pytest finds fixtures by name)
     tiny_curprev,

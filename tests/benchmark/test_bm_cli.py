@@ -7,7 +7,7 @@ import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Self
 
 import pytest
 from bm_helpers import jsonl
@@ -225,9 +225,9 @@ def test_fetch_http_error_leaves_no_file(tmp_path: Path) -> None:
 class FakeSession:
     """Stands in for requests.Session: serves the release files from memory."""
 
-    served: dict[str, bytes] = {}
+    served: ClassVar[dict[str, bytes]] = {}
 
-    def __enter__(self) -> FakeSession:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
