@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField, FileRequired
 from wtforms import EmailField, Field, PasswordField, SelectField, StringField, TextAreaField
+from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, Length, Optional, Regexp, ValidationError
 
 from benchmark import SPLITS, TRACK_INFO, TRACKS
@@ -26,7 +27,7 @@ class YesNoField(SelectField):
     """A yes/no choice that also takes true/false and 1/0 from API clients."""
 
     def __init__(self, label: str, **kwargs: Any) -> None:
-        super().__init__(label, choices=[("no", "No"), ("yes", "Yes")], default="no", **kwargs)
+        super().__init__(label, choices=[SelectChoice("no", "No"), SelectChoice("yes", "Yes")], default="no", **kwargs)
 
     def process_formdata(self, valuelist: list[str]) -> None:
         """Normalise the submitted word to yes/no; anything else is invalid."""
@@ -70,15 +71,15 @@ def valid_parameter_count(_form: FlaskForm, field: Field) -> None:
 class SubmissionForm(FlaskForm):
     """An upload with its metadata (page form, and the API's multipart fields)."""
 
-    track = SelectField("Track", choices=[(t, f"{t}: {TRACK_INFO[t].title}") for t in TRACKS])
-    split = SelectField("Split", choices=[(s, s) for s in SPLITS], default="dev")
+    track = SelectField("Track", choices=[SelectChoice(t, f"{t}: {TRACK_INFO[t].title}") for t in TRACKS])
+    split = SelectField("Split", choices=[SelectChoice(s, s) for s in SPLITS], default="dev")
     file = FileField("Prediction file", validators=[FileRequired("choose a file")])
     method_name = StringField("Method name", validators=[DataRequired(), Length(max=200)])
     description = TextAreaField("Description", validators=[Optional(), Length(max=5000)])
     paper_url = StringField("Paper URL", validators=[Optional(), Length(max=500), web_url])
     code_url = StringField("Code URL", validators=[Optional(), Length(max=500), web_url])
     model_type = SelectField("Model type", default=ModelType.OTHER.value,
-                             choices=[(m.value, m.value) for m in ModelType])
+                             choices=[SelectChoice(m.value, m.value) for m in ModelType])
     fine_tuned = YesNoField("Fine-tuned on SituatedQA")
     knowledge_date = StringField("Knowledge source date (YYYY, YYYY-MM or YYYY-MM-DD)",
                                  validators=[Optional(), Regexp(

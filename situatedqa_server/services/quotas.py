@@ -87,7 +87,7 @@ def usage(team_id: int, track: str) -> QuotaUsage:
     rows = dict(db.session.execute(
         select(QuotaCounter.period, QuotaCounter.used).where(
             QuotaCounter.team_id == team_id, QuotaCounter.track == track,
-            QuotaCounter.period.in_([TOTAL, utc_today().isoformat()]))).tuples().all())
+            QuotaCounter.period.in_([TOTAL, utc_today().isoformat()]))).all())
     config = current_app.config
     return QuotaUsage(rows.get(utc_today().isoformat(), 0), config["TEST_DAILY_QUOTA"],
                       rows.get(TOTAL, 0), config["TEST_TOTAL_QUOTA"])
