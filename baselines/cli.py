@@ -14,7 +14,7 @@ from baselines.loop import run_batches
 from baselines.output import ResumableWriter, RunMeta, fingerprint
 from baselines.release import (
     DATA_ENV, ID_TRACKS, QA_TRACKS, SETTINGS, SPLITS, TRACKS, IDItem, QAItem, ReleaseError,
-    load_id_items, load_qa_items, qa_key)
+    load_id_items, load_qa_items, qa_key, release_file)
 
 RUNNERS = ("dpr", "bart", "id-random", "id-tfidf", "id-minilm")
 QA_RUNNERS = ("dpr", "bart")
@@ -199,6 +199,7 @@ def _run_qa(runner: str, track: str, split: str, setting: str, data_dir: Path, o
         answers = predict(batch)
         return [{**item.record, "pred_answer": answer} for item, answer in zip(batch, answers)]
 
+    meta.fingerprints["data"] = fingerprint(release_file(data_dir, track, split))
     with ResumableWriter(output, lambda record: qa_key(track, record)) as writer:
         written = run_batches(items, lambda item: item.key, predict_records, writer, batch_size,
                               limit, desc=f"{runner} {track}")
@@ -240,6 +241,8 @@ def _run_id(runner: str, track: str, split: str, data_dir: Path, output: Path, b
                 meta.fingerprints = {"init": fingerprint(Path(init))}
                 preds, extra = ident.predict_classifier(
                     Path(init), options["model_dir"], train, dev, test, cfg)
+        meta.fingerprints.update({f"data_{name}": fingerprint(release_file(data_dir, track, name))
+                                  for name in dict.fromkeys(("train", "dev", split))})
         by_item = {item.id: pred for item, pred in zip(test, preds)}
 
         def records(batch: list[IDItem]) -> list[dict[str, Any]]:

@@ -117,6 +117,7 @@ class PassageIndex:
         import faiss
 
         dim = embeddings.shape[1]
+        index: Any
         if kind == "hnsw":
             index = faiss.IndexHNSWFlat(dim, 32, faiss.METRIC_INNER_PRODUCT)
             index.hnsw.efConstruction = 200
@@ -134,7 +135,8 @@ class PassageIndex:
             return numpy_top_k(queries, self.index, k)
         if self.kind == "hnsw":
             self.index.hnsw.efSearch = max(128, k)
-        return self.index.search(queries, min(k, self.index.ntotal))
+        scores, indices = self.index.search(queries, min(k, self.index.ntotal))
+        return scores, indices
 
     def save(self, folder: Path, info: dict[str, Any]) -> None:
         """Save the index and a description (kind, fingerprints) to FOLDER."""

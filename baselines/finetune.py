@@ -209,7 +209,7 @@ def finetune_reader(pipeline: Any, train: Sequence[QAItem], dev: Sequence[QAItem
         if not losses:
             return 0.0
         loss = torch.stack(losses).mean()
-        loss.backward()
+        loss.backward()  # type: ignore[no-untyped-call]
         optimizer.step()
         optimizer.zero_grad()
         return float(loss.detach())

@@ -149,7 +149,8 @@ def train_classifier(init: Path, train: Sequence[IDItem], dev: Sequence[IDItem],
          "weight_decay": 0.0},
     ]
     optimizer = torch.optim.AdamW(groups, lr=cfg.lr)
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(cfg.warmup_ratio * steps), steps)
+    scheduler = get_linear_schedule_with_warmup(  # type: ignore[no-untyped-call]
+        optimizer, int(cfg.warmup_ratio * steps), steps)
     generator = torch.Generator().manual_seed(cfg.seed)
     history: list[dict[str, float]] = []
     best_f1, best_state, best_epoch = -1.0, None, 0

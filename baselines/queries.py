@@ -28,7 +28,7 @@ def modify_query(track: str, row: dict[str, Any], setting: str) -> str:
     The fine-tuned setting uses query-modified questions (the models are trained on them);
     current answers (present track, curprev "current") are asked with the question alone.
     """
-    question = row["question"]
+    question = str(row["question"])
     if setting == "unmodified":
         return question
     if track == "temp":

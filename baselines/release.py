@@ -128,6 +128,15 @@ def load_qa_items(data_dir: Path, track: str, split: str, setting: str) -> list[
     raise ReleaseError(f"{track!r} is not a QA track; choose one of {', '.join(QA_TRACKS)}")
 
 
+def release_file(data_dir: Path, track: str, split: str) -> Path:
+    """The release file a track's split is read from."""
+    if track in ("temp", "geo"):
+        return data_dir / "qa_data" / f"{track}.{split}.jsonl"
+    if track in ("present", "curprev"):
+        return data_dir / "raw_data" / f"temp.{split}.jsonl"
+    return data_dir / "id_data" / f"{track.removesuffix('-id')}.{split}.jsonl"
+
+
 def context_items(data_dir: Path, context: str, split: str) -> list[QAItem]:
     """Training/dev items for one fine-tuning context type (temp, geo, current, previous)."""
     if context in ("temp", "geo"):
