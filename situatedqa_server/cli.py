@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 from flask import Flask, current_app
-from flask.cli import AppGroup
+from flask.cli import AppGroup, with_appcontext
 from sqlalchemy import select
 
 from benchmark import SPLITS, TRACK_INFO, TRACKS, GoldError, ValidationError
@@ -204,6 +204,7 @@ def _reported_entry(item: dict[str, Any]) -> ReportedEntry:
 
 
 @click.command("setup")
+@with_appcontext
 @click.option("--from", "source", type=click.Path(file_okay=False, path_type=Path),
               help="Release folder (default: $SITUATEDQA_DATA, else gold/release).")
 def setup(source: Path | None) -> None:

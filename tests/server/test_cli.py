@@ -1,0 +1,115 @@
+"""Organizer commands, on an empty database as an operator would run them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from benchmark import GoldSet
+from flask import Flask
+from flask.testing import FlaskCliRunner
+from sqlalchemy import inspect, select
+
+from situatedqa_server import create_app
+from situatedqa_server.extensions import db
+from situatedqa_server.models import GoldVersion, Score, Submission, User
+
+from .conftest import PASSWORD, TEST_CONFIG, api_upload
+
+
+def test_db_upgrade_gold_import_users_and_tokens(tmp_path: Path, release_dir: Path,
+                                                 release_gold: GoldSet) -> None:
+    app = create_app({**TEST_CONFIG, "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path}/e.db",
+                      "GOLD_DIR": str(tmp_path / "gold"), "SITUATEDQA_DATA": str(release_dir),
+                      "SUBMISSIONS_DIR": str(tmp_path / "subs")})
+    runner = app.test_cli_runner()
+    result = runner.invoke(args=["db", "upgrade"])
+    assert result.exit_code == 0, result.output
+    with app.app_context():
+        assert "submission" in inspect(db.engine).get_table_names()
+    result = runner.invoke(args=["gold", "import"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "gold" / "temp.test.jsonl").is_file()
+    result = runner.invoke(args=["gold", "import", "--from", str(tmp_path / "nowhere")])
+    assert result.exit_code == 1 and "missing" in result.output
+    with app.app_context():
+        versions = db.session.scalars(select(GoldVersion)).all()
+        assert [(v.name, v.is_active) for v in versions] == [("2021-02, as released", True)]
+
+    result = runner.invoke(args=["users", "create", "alice", "--email", "a@example.org",
+                                 "--password", PASSWORD, "--team", "Lab A"])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(args=["users", "create", "bob", "--email", "b@example.org",
+                                 "--password", PASSWORD, "--team", "Lab A", "--admin"])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(args=["users", "create", "carl", "--email", "c@example.org",
+                                 "--password", "short"])
+    assert result.exit_code == 1 and "15 to 256" in result.output
+    result = runner.invoke(args=["tokens", "create", "alice"])
+    assert result.exit_code == 0
+    token = result.output.strip().splitlines()[-1]
+    assert token.startswith("sqa_") and " " not in token
+    assert runner.invoke(args=["tokens", "create", "nobody"]).exit_code == 1
+
+    client = app.test_client()
+    gold = release_gold.get("geo", "dev")
+    response = api_upload(client, token, gold)
+    assert response.status_code == 201
+    sid = response.json["id"]
+    with app.app_context():
+        users = db.session.scalars(select(User).order_by(User.id)).all()
+        assert users[0].team_id == users[1].team_id and users[1].is_admin
+
+    result = runner.invoke(args=["submissions", "list"])
+    assert "test method" in result.output
+    assert runner.invoke(args=["submissions", "hide", str(sid), "--reason", "spam"]).exit_code == 0
+    assert runner.invoke(args=["submissions", "unhide", str(sid)]).exit_code == 0
+    assert runner.invoke(args=["submissions", "hide", "999", "--reason", "x"]).exit_code == 1
+    result = runner.invoke(args=["submissions", "rescore"])
+    assert result.exit_code == 0 and "rescored 1 submissions" in result.output
+    with app.app_context():
+        assert db.session.scalar(select(Score.primary_metric)) == 100.0
+        assert db.session.get(Submission, sid).hidden is False
+
+
+def test_production_password_hash_meets_owasp(tmp_path: Path, runner: FlaskCliRunner,
+                                              app: Flask) -> None:
+    production = create_app({"SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"],
+                             "SECRET_KEY": "x", "GOLD_DIR": str(tmp_path)})
+    assert not production.config["TESTING"]
+    result = production.test_cli_runner().invoke(args=[
+        "users", "create", "alice", "--email", "a@example.org", "--password", PASSWORD])
+    assert result.exit_code == 0, result.output
+    with production.app_context():
+        stored = db.session.scalar(select(User.password_hash))
+    assert stored.startswith("$argon2id$v=19$m=19456,t=2,p=1$")
+    assert production.config["SESSION_COOKIE_SECURE"] is True
+    assert production.config["SESSION_COOKIE_HTTPONLY"] is True
+    assert production.config["SESSION_COOKIE_SAMESITE"] == "Lax"
+
+
+def test_reported_entries_import(app: Flask, runner: FlaskCliRunner, tmp_path: Path) -> None:
+    rows = [{"track": "geo", "split": "test", "method_name": "Paper model",
+             "source": "Table 5, row 2", "metrics": {"em": 23.5, "em_common": 30.1},
+             "model_type": "retrieval"}]
+    path = tmp_path / "reported.json"
+    path.write_text(json.dumps(rows))
+    result = runner.invoke(args=["reported", "import", str(path)])
+    assert result.exit_code == 0, result.output
+    board = app.test_client().get("/api/v1/leaderboards/geo?split=test").json
+    assert board["entries"][0]["reported"] is True and board["entries"][0]["rank"] is None
+    path.write_text(json.dumps([{**rows[0], "track": "nope"}]))
+    result = runner.invoke(args=["reported", "import", str(path)])
+    assert result.exit_code == 1 and "unknown track" in result.output
+
+
+def test_setup_is_idempotent(database: dict[str, Any], tmp_path: Path,
+                             release_dir: Path) -> None:
+    app = create_app({**TEST_CONFIG, "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path}/s.db",
+                      "GOLD_DIR": str(tmp_path / "gold"), "SITUATEDQA_DATA": str(release_dir)})
+    runner = app.test_cli_runner()
+    first = runner.invoke(args=["setup"])
+    assert first.exit_code == 0, first.output
+    second = runner.invoke(args=["setup"])
+    assert second.exit_code == 0 and "already imported" in second.output
