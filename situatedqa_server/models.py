@@ -221,3 +221,29 @@ class AuditLog(Base):
     target_id: Mapped[int | None] = mapped_column(Integer)
     reason: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, index=True)
+
+
+class JobStatus(enum.StrEnum):
+    """Where a rescore job is: waiting, scoring, finished (version active) or failed."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class RescoreJob(Base):
+    """Rescoring every stored submission against a gold version, then activating it."""
+
+    __tablename__ = "rescore_job"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    gold_version_id: Mapped[int] = mapped_column(ForeignKey("gold_version.id"), index=True)
+    status: Mapped[str] = mapped_column(String(8), default=JobStatus.QUEUED.value)
+    actor: Mapped[str] = mapped_column(String(80))
+    total: Mapped[int] = mapped_column(Integer, default=0)
+    done: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime)
+    error: Mapped[str | None] = mapped_column(Text)
+    gold_version: Mapped[GoldVersion] = relationship()
