@@ -131,6 +131,9 @@ def run(runner: str, track: str, split: str, setting: str, data: Path | None, ou
     if runner not in QA_RUNNERS and track not in ID_TRACKS:
         raise click.BadParameter(f"{runner} is an identification runner; use "
                                  f"{' or '.join(ID_TRACKS)}", param_hint="--track")
+    if runner not in QA_RUNNERS and setting != "unmodified":
+        raise click.BadParameter(f"{runner} classifies the question alone; --setting applies "
+                                 "to dpr and bart only", param_hint="--setting")
     seed_everything(seed)
     set_threads(threads)
     try:

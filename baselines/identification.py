@@ -20,7 +20,7 @@ from baselines.release import IDItem
 
 log = logging.getLogger(__name__)
 
-DEFAULT_C_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
+DEFAULT_C_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10000.0)
 
 
 @dataclass(frozen=True)

@@ -73,3 +73,9 @@ def test_missing_release_file(tmp_path: Path) -> None:
     code, output = run_cli("run", "id-random", "--track", "geo-id", "--data", tmp_path, "-o",
                            tmp_path / "o.jsonl")
     assert code == 1 and ("geo.train.jsonl" in output or "geo.test.jsonl" in output)
+
+
+def test_setting_is_refused_for_identification(tmp_path: Path, release_dir: Path) -> None:
+    code, output = run_cli("run", "id-random", "--track", "temp-id", "--setting",
+                           "query-modified", "--data", release_dir, "-o", tmp_path / "o.jsonl")
+    assert code == 2 and "--setting" in output

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -43,3 +44,23 @@ def test_bart_end_to_end(tmp_path: Path, release_dir: Path, bart_models: dict[st
     assert all(set(r) == EXPECTED_FIELDS[track] for r in records)
     meta = json.loads((tmp_path / "pred.jsonl.meta.json").read_text())
     assert meta["setting"] == setting and meta["fingerprints"]["model"]["files"]
+
+
+REAL = os.environ.get("SITUATEDQA_DATA")
+
+
+@pytest.mark.skipif(not REAL, reason="SITUATEDQA_DATA not set")
+@pytest.mark.parametrize("track", ["temp", "geo", "present", "curprev"])
+def test_bart_on_real_data_keeps_release_records(tmp_path: Path, bart_models: dict[str, Path],
+                                                 track: str) -> None:
+    out = tmp_path / "pred.jsonl"
+    invoke("run", "bart", "--track", track, "--setting", "query-modified", "-o", out,
+           "--batch-size", 4, "--limit", 6, "--model", bart_models["model"])
+    records = read(out)
+    assert len(records) == 6 and all(set(r) == EXPECTED_FIELDS[track] for r in records)
+    if track in ("temp", "geo"):
+        release = Path(REAL or "") / "qa_data" / f"{track}.test.jsonl"
+        rows = [json.loads(line) for line in release.read_text().splitlines()[:6]]
+        for record, row in zip(records, rows):
+            assert {k: v for k, v in record.items() if k != "pred_answer"} == {
+                k: row[k] for k in EXPECTED_FIELDS[track] - {"pred_answer"}}
