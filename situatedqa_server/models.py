@@ -247,3 +247,21 @@ class RescoreJob(Base):
     finished_at: Mapped[datetime | None] = mapped_column(DateTime)
     error: Mapped[str | None] = mapped_column(Text)
     gold_version: Mapped[GoldVersion] = relationship()
+
+
+class Snapshot(Base):
+    """A leaderboard frozen by an organizer: its rows are stored, never recomputed."""
+
+    __tablename__ = "snapshot"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    slug: Mapped[str] = mapped_column(String(80), unique=True)
+    track: Mapped[str] = mapped_column(String(16))
+    split: Mapped[str] = mapped_column(String(8))
+    title: Mapped[str] = mapped_column(String(200))
+    note: Mapped[str] = mapped_column(Text, default="")
+    gold_version_name: Mapped[str] = mapped_column(String(80))
+    actor: Mapped[str] = mapped_column(String(80))
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    # The frozen board (columns, entries, CIs, rank groups) and its SHA-256, for citation.
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON)
+    sha256: Mapped[str] = mapped_column(String(64))
