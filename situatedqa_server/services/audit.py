@@ -15,3 +15,13 @@ def record(action: str, submission: Submission, actor: User | None, reason: str 
                      target_type="submission", target_id=submission.id, reason=reason)
     db.session.add(entry)
     return entry
+
+
+def record_event(action: str, target_type: str, target_id: int | None, actor: User | None,
+                 reason: str = "") -> AuditLog:
+    """Add an entry about any target (e.g. a gold version) to the current transaction."""
+    entry = AuditLog(actor_id=actor.id if actor else None,
+                     actor=actor.username if actor else SYSTEM_ACTOR, action=action,
+                     target_type=target_type, target_id=target_id, reason=reason)
+    db.session.add(entry)
+    return entry

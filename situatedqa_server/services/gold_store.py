@@ -16,6 +16,10 @@ from ..models import GoldVersion
 
 FIRST_VERSION_NAME = "2021-02, as released"
 FIRST_VERSION_AS_OF = date(2021, 2, 1)
+#: Later versions live in GOLD_DIR/versions/<id>/; the release is GOLD_DIR itself.
+VERSIONS_DIR = "versions"
+#: The split whose gold never leaves the server (as scoring.HIDDEN_SPLIT).
+HIDDEN_SPLIT = "test"
 
 
 class GoldUnavailable(Exception):
@@ -48,11 +52,29 @@ def get_gold() -> GoldSet:
 
 
 def get_split(track: str, split: str) -> GoldSplit:
-    """The gold of one track and split (GoldUnavailable when missing)."""
+    """The gold participants answer on one track and split (GoldUnavailable when missing).
+
+    That is the active version's, except on the hidden test split: its inputs stay the
+    release's, so that nothing shows which test examples a later version changed.
+    """
     try:
-        return get_gold().get(track, split)
+        return public_gold(split).get(track, split)
     except GoldError as exc:
         raise GoldUnavailable(str(exc)) from None
+
+
+def version_dir(version: GoldVersion) -> Path:
+    """The folder of a version's canonical gold."""
+    root = Path(current_app.config["GOLD_DIR"])
+    return root if version.parent_id is None else root / VERSIONS_DIR / str(version.id)
+
+
+def public_gold(split: str) -> GoldSet:
+    """The gold whose inputs a split's participants see (see get_split)."""
+    version = db.session.scalar(select(GoldVersion).where(GoldVersion.is_active.is_(True)))
+    if split == HIDDEN_SPLIT or version is None:
+        return get_gold()
+    return load_gold_dir(version_dir(version))
 
 
 def active_version() -> GoldVersion:

@@ -23,7 +23,7 @@ from benchmark import (
 
 from ..extensions import db
 from ..models import GoldVersion, Score, Submission, User, Visibility, utcnow
-from . import audit, gold_store, quotas
+from . import audit, gold_store, quotas, versions
 from .storage import upload_store
 
 HIDDEN_SPLIT = "test"
@@ -97,8 +97,8 @@ def submit(user: User, track: str, split: str, data: bytes, filename: str,
     store = upload_store()
     staged = store.stage(data)
     try:
-        submission, row = _insert(user, track, split, filename, predictions.format, meta,
-                                  staged.sha256, result)
+        submission, row = _insert(user, track, split, filename, meta, staged.sha256,
+                                  predictions, gold, result)
     except BaseException:
         db.session.rollback()
         store.discard(staged)
@@ -107,25 +107,26 @@ def submit(user: User, track: str, split: str, data: bytes, filename: str,
     return submission, row
 
 
-def _insert(user: User, track: str, split: str, filename: str, file_format: str,
-            meta: SubmissionMeta, sha256: str, result: ScoreResult) -> tuple[Submission, Score]:
-    """One transaction: lock and spend the quota, add the submission and its score."""
+def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionMeta,
+            sha256: str, predictions: Predictions, inputs: GoldSplit,
+            result: ScoreResult) -> tuple[Submission, Score]:
+    """One transaction: lock and spend the quota, add the submission and its scores."""
     quotas.begin_locked()
-    version = gold_store.active_version()
+    gold_store.active_version()  # GoldUnavailable before any quota is spent
     if split == quotas.QUOTA_SPLIT:
         quotas.consume(user.team_id, track)
     now = utcnow()
     submission = Submission(
         user_id=user.id, team_id=user.team_id, track=track, split=split, file_sha256=sha256,
-        filename=filename[:255], format=file_format, method_name=meta.method_name,
+        filename=filename[:255], format=predictions.format, method_name=meta.method_name,
         description=meta.description, paper_url=meta.paper_url, code_url=meta.code_url,
         model_type=meta.model_type, fine_tuned=meta.fine_tuned,
         knowledge_date=meta.knowledge_date, parameter_count=meta.parameter_count,
         visibility=(Visibility.PUBLIC if meta.public else Visibility.PRIVATE).value,
         published_at=now if meta.public else None, created_at=now)
     db.session.add(submission)
-    row = new_score(submission, version, result)
-    db.session.add(row)
+    # Also scored against any version being rescored, so none is missing after its switch.
+    row = versions.upload_scores(submission, predictions, inputs, result)
     if meta.public:
         db.session.flush()
         audit.record("publish", submission, user)
@@ -159,9 +160,9 @@ def example_rows(submission: Submission) -> list[dict[str, Any]]:
     if submission.split == HIDDEN_SPLIT:
         raise HiddenSplitError("per-example feedback is not available on the test split")
     gold = gold_store.get_split(submission.track, submission.split)
-    data = upload_store().read(submission.file_sha256)
-    predictions, result = evaluate(gold, data, submission.filename, resamples=0)
-    return per_example(gold, predictions, result)
+    # Read against the inputs it was uploaded for: a later version may add or retire examples.
+    predictions = versions.predictions_for(submission, gold)
+    return per_example(gold, predictions, score(gold, predictions, resamples=0))
 
 
 def score_payload(row: Score | None) -> dict[str, Any]:
