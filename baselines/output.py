@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import subprocess
@@ -87,11 +88,19 @@ def pending_batches(items: Sequence[T], batch_size: int,
     return [batch for batch in batches if not all(is_done(item) for item in batch)]
 
 
-def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
-    """Return the hex SHA-256 of a file."""
+def sha256_file(path: Path) -> str:
+    """Return the hex SHA-256 of a file (cached while its size and mtime are unchanged)."""
+    stat = path.stat()
+    return _sha256_cached(str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=4096)
+def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
+    # size and mtime are part of the cache key so a rewritten file is hashed again;
+    # large corpora and checkpoints are otherwise hashed once per process
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(chunk):
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
             digest.update(block)
     return digest.hexdigest()
 
