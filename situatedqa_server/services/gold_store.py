@@ -109,3 +109,10 @@ def import_gold(release_dir: Path) -> tuple[GoldSet, GoldVersion]:
     gold = import_release(release_dir)
     gold.save(Path(current_app.config["GOLD_DIR"]))
     return gold, register_first_version(gold)
+
+
+def warm_up() -> None:
+    """Load the gold and compute its normalized answers and masks ahead of the first upload."""
+    for gold in get_gold().splits.values():
+        _ = (gold.normalized_answers, gold.normalized_any_answers, gold.partition_masks,
+             gold.sources, gold.labels if gold.is_identification else None)

@@ -122,14 +122,17 @@ def load_board(q: BoardQuery) -> Board:
     """One page of the leaderboard of a track and split, against the active gold version."""
     primary = TRACK_INFO[q.track].primary
     board = Board(q, primary, columns_of(q.track, q.split))
-    rows = _rows(q, primary, gold_store.active_version().id).subquery()
-    board.total = db.session.scalar(select(func.count()).select_from(rows)) or 0
+    version_id = gold_store.active_version().id
+    rows = _rows(q, primary, version_id).subquery()
     order = rows.c.sort_value.asc() if q.ascending else rows.c.sort_value.desc()
+    # The total rides along as a window count: one pass over the rows instead of two.
     page = db.session.execute(
-        select(rows.c.kind, rows.c.id, rows.c.rank)
+        select(rows.c.kind, rows.c.id, rows.c.rank, func.count().over().label("total"))
         .order_by(order.nulls_last(), rows.c.kind.desc(), rows.c.id)
         .limit(q.per_page).offset((q.page - 1) * q.per_page)).all()
-    board.entries = _entries(page, gold_store.active_version().id)
+    board.total = page[0].total if page else (
+        db.session.scalar(select(func.count()).select_from(rows)) or 0)
+    board.entries = _entries(page, version_id)
     return board
 
 

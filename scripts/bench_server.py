@@ -1,0 +1,246 @@
+"""Benchmark the server under gunicorn on PostgreSQL: upload latency, leaderboard latency, RSS.
+
+Usage: .venv/bin/python scripts/bench_server.py [--database-url URL] [--release DIR]
+
+Creates a private schema in the database (dropped afterwards), migrates it and imports the
+gold with `flask --app app setup`, starts gunicorn as a real subprocess, then measures:
+  1. upload-to-ranked latency: 8 concurrent clients POST public test-split files; when the
+     201 arrives the entry is committed and ranked (ranks are computed when read);
+  2. the leaderboard page and its JSON with 10,000 submissions bulk-inserted in the track;
+  3. the resident memory (RSS) of each gunicorn worker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import secrets
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import requests
+import sqlalchemy as sa
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+BIN = Path(PYTHON).parent
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-th percentile (0-100) of values, nearest rank."""
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q / 100 * len(ordered) + 0.5) - 1))
+    return ordered[index]
+
+
+def free_port() -> int:
+    """A free TCP port on localhost."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def run(args: list[str], env: dict[str, str]) -> str:
+    """Run an organizer command; its output."""
+    result = subprocess.run(args, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
+    return result.stdout
+
+
+def prediction_file(gold_dir: Path, track: str, split: str, accuracy: float) -> bytes:
+    """A JSONL prediction file that is right on about `accuracy` of the examples."""
+    lines = []
+    with (gold_dir / f"{track}.{split}.jsonl").open(encoding="utf-8") as records:
+        for line in records:
+            record = json.loads(line)
+            right = random.random() < accuracy and record.get("answers")
+            answer = record["answers"][0] if right else "no idea"
+            lines.append(json.dumps({"key": record["key"], "prediction": answer}))
+    return ("\n".join(lines) + "\n").encode()
+
+
+def bulk_insert(url: str, schema: str, track: str, split: str, count: int) -> None:
+    """Insert `count` published submissions with scores straight into the database."""
+    engine = sa.create_engine(url, connect_args={"options": f"-csearch_path={schema}"})
+    with engine.begin() as connection:
+        team_id, user_id = connection.execute(sa.text(
+            "SELECT team_id, id FROM user_account ORDER BY id LIMIT 1")).one()
+        version_id = connection.execute(sa.text(
+            "SELECT id FROM gold_version WHERE is_active")).scalar_one()
+        metrics_names = {"geo": ["em", "em_common", "em_rare", "em_any", "em_us", "em_india",
+                                 "em_other_common"],
+                         "temp": ["em", "em_static", "em_sampled", "em_start", "em_any"]}[track]
+        submissions, scores = [], []
+        for number in range(count):
+            submissions.append({
+                "user_id": user_id, "team_id": team_id, "track": track, "split": split,
+                "file_sha256": secrets.token_hex(32), "filename": "bulk.jsonl",
+                "format": "jsonl", "method_name": f"bulk {number}", "description": "",
+                "model_type": random.choice(["retrieval", "closed-book", "other"]),
+                "fine_tuned": random.random() < 0.5, "visibility": "public", "hidden": False,
+                "is_baseline": number % 50 == 0, "created_at": sa.func.now()})
+        ids = connection.execute(sa.text(
+            "INSERT INTO submission (user_id, team_id, track, split, file_sha256, filename, "
+            "format, method_name, description, model_type, fine_tuned, visibility, hidden, "
+            "is_baseline, created_at) SELECT * FROM json_to_recordset(:rows) AS r(user_id int, "
+            "team_id int, track text, split text, file_sha256 text, filename text, format "
+            "text, method_name text, description text, model_type text, fine_tuned bool, "
+            "visibility text, hidden bool, is_baseline bool, created_at timestamp) RETURNING id"),
+            {"rows": json.dumps([{**s, "created_at": "2026-01-01T00:00:00"}
+                                 for s in submissions])}).scalars().all()
+        for submission_id in ids:
+            values = {name: round(random.uniform(5, 60), 4) for name in metrics_names}
+            scores.append({
+                "submission_id": submission_id, "gold_version_id": version_id, "track": track,
+                "split": split, "n": 500, "primary_metric": values["em"], "metrics": values,
+                "ci": {name: [v - 2, v + 2] for name, v in values.items()},
+                "counts": {name: 500 for name in values}})
+        connection.execute(sa.text(
+            "INSERT INTO score (submission_id, gold_version_id, track, split, n, primary_metric,"
+            " metrics, ci, counts, outcomes, scored_at) SELECT submission_id, gold_version_id, "
+            "track, split, n, primary_metric, metrics, ci, counts, '\\x00'::bytea, now() FROM "
+            "json_to_recordset(:rows) AS r(submission_id int, gold_version_id int, track text, "
+            "split text, n int, primary_metric float, metrics json, ci json, counts json)"),
+            {"rows": json.dumps(scores)})
+        connection.execute(sa.text("ANALYZE"))
+    engine.dispose()
+
+
+def worker_rss(master_pid: int) -> list[int]:
+    """RSS in KiB of each gunicorn worker (the master's children)."""
+    children = Path(f"/proc/{master_pid}/task/{master_pid}/children").read_text().split()
+    sizes = []
+    for pid in children:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                sizes.append(int(line.split()[1]))
+    return sizes
+
+
+def timed_get(session: requests.Session, url: str, runs: int) -> list[float]:
+    """Latencies in ms of `runs` sequential GETs (each must answer 200)."""
+    latencies = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        response = session.get(url, timeout=60)
+        latencies.append((time.perf_counter() - start) * 1000)
+        if response.status_code != 200:
+            raise SystemExit(f"GET {url}: {response.status_code}")
+    return latencies
+
+
+def main() -> None:
+    """Run the benchmark and print a Markdown table of the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--database-url", default=os.environ.get(
+        "TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"))
+    parser.add_argument("--release", default=os.environ.get(
+        "SITUATEDQA_DATA", str(ROOT.parent / "shared" / "situatedqa")))
+    parser.add_argument("--track", default="geo", choices=["geo", "temp"])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--uploads", type=int, default=25, help="Uploads per client.")
+    parser.add_argument("--bulk", type=int, default=10_000)
+    parser.add_argument("--runs", type=int, default=200, help="GETs per leaderboard measure.")
+    args = parser.parse_args()
+    random.seed(20211107)
+
+    schema = f"bench_{secrets.token_hex(4)}"
+    admin = sa.create_engine(args.database_url)
+    with admin.begin() as connection:
+        connection.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+    workdir = Path(tempfile.mkdtemp(prefix="sqa-bench-"))
+    port = free_port()
+    env = {**os.environ, "DATABASE_URL": f"{args.database_url}?options=-csearch_path%3D{schema}",
+           "SECRET_KEY": secrets.token_hex(32), "SITUATEDQA_GOLD_DIR": str(workdir / "gold"),
+           "SITUATEDQA_SUBMISSIONS_DIR": str(workdir / "submissions"),
+           "SITUATEDQA_DATA": args.release, "SITUATEDQA_TEST_DAILY_QUOTA": "100000",
+           "SITUATEDQA_TEST_TOTAL_QUOTA": "100000", "SITUATEDQA_UPLOAD_RATE_LIMIT": "100000/minute"}
+    server = None
+    try:
+        run([str(BIN / "flask"), "--app", "app", "setup"], env)
+        run([str(BIN / "flask"), "--app", "app", "users", "create", "bench", "--email",
+             "bench@example.org", "--password", "benchmark password 123"], env)
+        token = run([str(BIN / "flask"), "--app", "app", "tokens", "create", "bench"],
+                    env).strip().splitlines()[-1]
+        server = subprocess.Popen(
+            [str(BIN / "gunicorn"), "-c", "python:situatedqa_server.gunicorn_conf",
+             "-w", str(args.workers), "--threads", str(args.threads),
+             "-b", f"127.0.0.1:{port}", "app:app"],
+            env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(100):
+            try:
+                requests.get(base + "/api/v1/tracks", timeout=5)
+                break
+            except requests.RequestException:
+                time.sleep(0.2)
+        gold_dir = workdir / "gold"
+        files = [prediction_file(gold_dir, args.track, "test", a) for a in (0.2, 0.3, 0.4)]
+
+        def upload(number: int) -> float:
+            start = time.perf_counter()
+            response = requests.post(
+                base + "/api/v1/submissions", headers={"Authorization": f"Bearer {token}"},
+                data={"track": args.track, "split": "test", "method_name": f"bench {number}",
+                      "public": "true"},
+                files={"file": ("p.jsonl", files[number % 3])}, timeout=120)
+            if response.status_code != 201:
+                raise SystemExit(f"upload {number}: {response.status_code} {response.text}")
+            return (time.perf_counter() - start) * 1000
+
+        for warm in range(4 * args.workers):
+            upload(-warm - 1)
+        with ThreadPoolExecutor(max_workers=args.clients) as pool:
+            uploads = list(pool.map(upload, range(args.clients * args.uploads)))
+
+        bulk_insert(args.database_url, schema, args.track, "test", args.bulk)
+        session = requests.Session()
+        board = f"{base}/leaderboards/{args.track}?split=test"
+        board_json = f"{base}/api/v1/leaderboards/{args.track}?split=test"
+        timed_get(session, board, 10)
+        page = timed_get(session, board, args.runs)
+        api = timed_get(session, board_json, args.runs)
+        sorted_page = timed_get(session, board + "&sort=em_rare" if args.track == "geo"
+                                else board + "&sort=em_static", args.runs // 2)
+        total = session.get(board_json, timeout=60).json()["total"]
+        rss = worker_rss(server.pid)
+    finally:
+        if server is not None:
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=30)
+        with admin.begin() as connection:
+            connection.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+    cpu = next((line.split(":", 1)[1].strip() for line in
+                Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")),
+               platform.processor())
+    print(f"Machine: {os.cpu_count()} CPUs ({cpu}), Python {platform.python_version()}, "
+          f"gunicorn -w {args.workers} --threads {args.threads}, PostgreSQL, track "
+          f"{args.track}/test, {total} entries on the board at the end")
+    print("| measure | n | p50 ms | p99 ms |")
+    print("|---|---|---|---|")
+    for name, values in ((f"upload-to-ranked ({args.clients} concurrent clients)", uploads),
+                         (f"leaderboard page ({args.bulk:,} submissions)", page),
+                         ("leaderboard JSON", api),
+                         ("leaderboard page sorted by a breakdown column", sorted_page)):
+        print(f"| {name} | {len(values)} | {statistics.median(values):.1f} | "
+              f"{percentile(values, 99):.1f} |")
+    print(f"Worker RSS: {', '.join(f'{kib / 1024:.0f} MiB' for kib in rss)}")
+
+
+if __name__ == "__main__":
+    main()
