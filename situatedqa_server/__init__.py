@@ -89,5 +89,14 @@ def _register_blueprints(app: Flask) -> None:
     # The API authenticates with bearer tokens, never cookies, so it needs no CSRF token.
     csrf.exempt(api.bp)
     app.register_blueprint(api.bp)
+    _register_insight(app)
     cli.init_app(app)
     app.add_url_rule("/", endpoint="index", view_func=leaderboards.index)
+
+
+def _register_insight(app: Flask) -> None:
+    """Plots, rank groups, comparisons, exports, snapshots and the API description."""
+    from . import insight, snapshots
+
+    app.register_blueprint(insight.bp)
+    app.register_blueprint(snapshots.bp)

@@ -1,0 +1,137 @@
+"""Paired comparisons and error analysis from stored outcome codes, test gold kept hidden.
+
+Only aggregates are computed for the hidden test split. Per-example rows (question, context,
+dev gold answers, correctness) are built for dev and train alone, whose gold is published.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from benchmark import GoldSplit, compare
+from benchmark.metrics import FN, FP, TN, TP
+from benchmark.scoring import CORRECT, CORRECT_ANY
+
+from ..models import Score, Submission
+from . import versions
+
+HIDDEN_SPLIT = "test"
+CONFUSION = {TP: "TP", FP: "FP", FN: "FN", TN: "TN"}
+
+
+class NotComparable(ValueError):
+    """Two submissions are on different tracks, splits or gold versions."""
+
+
+def scored_gold(score: Score) -> GoldSplit:
+    """The gold a score was computed against (its version's), for partition masks."""
+    return versions.gold_of(score.gold_version).get(score.track, score.split)
+
+
+def codes(score: Score) -> np.ndarray:
+    """A score's per-example outcome codes as an int64 array."""
+    return np.frombuffer(score.outcomes, dtype=np.uint8).astype(np.int64)
+
+
+@dataclass
+class Comparison:
+    """A minus B per metric, and on dev/train the examples where their answers differ."""
+
+    rows: list[dict[str, Any]]
+    differing: int
+    examples: list[dict[str, Any]] = field(default_factory=list)
+
+
+def compare_scores(a: Submission, score_a: Score, b: Submission, score_b: Score,
+                   resamples: int) -> Comparison:
+    """Paired bootstrap differences of every metric; per-example rows off the test split."""
+    if (a.track, a.split, score_a.gold_version_id) != (b.track, b.split, score_b.gold_version_id):
+        raise NotComparable("both submissions must be on the same track, split and gold version")
+    gold = scored_gold(score_a)
+    outcomes_a, outcomes_b = codes(score_a), codes(score_b)
+    if outcomes_a.shape != outcomes_b.shape or len(outcomes_a) != len(gold):
+        raise NotComparable("the two scores do not cover the same examples")
+    differences = compare(gold, outcomes_a, outcomes_b, resamples=resamples)
+    rows = [{"metric": name, "a": score_a.metrics.get(name), "b": score_b.metrics.get(name),
+             "difference": d.difference, "ci": d.ci, "p_value": d.p_value, "count": d.count}
+            for name, d in differences.items()]
+    right_a, right_b = correct(gold, outcomes_a), correct(gold, outcomes_b)
+    differ = np.flatnonzero(right_a != right_b)
+    comparison = Comparison(rows, int(differ.size))
+    if a.split != HIDDEN_SPLIT:
+        comparison.examples = [
+            {**example_inputs(gold, int(i)), "a_correct": bool(right_a[i]),
+             "b_correct": bool(right_b[i])} for i in differ]
+    return comparison
+
+
+def correct(gold: GoldSplit, outcomes: np.ndarray) -> np.ndarray:
+    """Whether each example is right: EM for QA, a true positive or negative for ID."""
+    if gold.is_identification:
+        return np.isin(outcomes, (TP, TN))
+    return (outcomes & CORRECT).astype(np.bool_)
+
+
+def example_inputs(gold: GoldSplit, position: int) -> dict[str, Any]:
+    """What a dev/train example shows: key, question, context, partitions and gold."""
+    example = gold.examples[position]
+    shown: dict[str, Any] = {"key": example.key, "question": example.question,
+                             "context": example.context, "partitions": list(example.partitions)}
+    shown["gold"] = example.label if gold.is_identification else list(example.answers)
+    return shown
+
+
+def _qa_summary(name: str, outcomes: np.ndarray) -> dict[str, Any]:
+    """EM and the other-context rate (paper Table 6) of a group of examples."""
+    n = int(outcomes.size)
+    right = (outcomes & CORRECT) > 0
+    other = ((outcomes & CORRECT_ANY) > 0) & ~right
+    return {"group": name, "n": n,
+            "em": 100.0 * right.mean() if n else None,
+            "other_context": 100.0 * other.mean() if n else None,
+            "other_context_count": int(other.sum())}
+
+
+def _id_summary(name: str, outcomes: np.ndarray) -> dict[str, Any]:
+    """Confusion counts and accuracy of a group of identification examples."""
+    counts = {label: int((outcomes == code).sum()) for code, label in CONFUSION.items()}
+    n = int(outcomes.size)
+    return {"group": name, "n": n, **counts,
+            "accuracy": 100.0 * (counts["TP"] + counts["TN"]) / n if n else None}
+
+
+@dataclass
+class Diagnostics:
+    """Aggregates per partition and, off the test split, one row per example."""
+
+    identification: bool
+    groups: list[dict[str, Any]]
+    examples: list[dict[str, Any]] = field(default_factory=list)
+
+
+def diagnose(submission: Submission, score: Score) -> Diagnostics:
+    """Error analysis of one score: overall and per partition; per example on dev/train."""
+    gold = scored_gold(score)
+    outcomes = codes(score)
+    summary = _id_summary if gold.is_identification else _qa_summary
+    groups = [summary("all", outcomes)] + [
+        summary(name, outcomes[mask]) for name, mask in gold.partition_masks.items()]
+    result = Diagnostics(gold.is_identification, groups)
+    if submission.split != HIDDEN_SPLIT:
+        result.examples = [_example_row(gold, i, int(code)) for i, code in enumerate(outcomes)]
+    return result
+
+
+def _example_row(gold: GoldSplit, position: int, code: int) -> dict[str, Any]:
+    """One dev/train example with its outcome."""
+    row = example_inputs(gold, position)
+    if gold.is_identification:
+        row.update(outcome=CONFUSION[code], correct=code in (TP, TN))
+    else:
+        right, any_context = bool(code & CORRECT), bool(code & CORRECT_ANY)
+        row.update(correct=right, correct_any=any_context,
+                   other_context=any_context and not right)
+    return row

@@ -1,0 +1,108 @@
+"""Leaderboards as CSV and JSON; a submission as a Papers-with-Code row and a model-index."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+import yaml
+
+from benchmark import ID_TRACKS, METRIC_LABELS, TRACK_INFO
+
+from ..models import Score, Submission
+from .leaderboards import Board, column_label, iso
+
+DATASET_NAME = "SituatedQA"
+#: The Hugging Face metric id of each metric family (https://hf.co/metrics).
+HF_METRIC_TYPES = {"em": "exact_match", "accuracy": "accuracy", "precision": "precision",
+                   "recall": "recall", "f1": "f1", "auc": "roc_auc"}
+ENTRY_FIELDS = ("rank", "rank_group", "method_name", "team", "baseline", "reported",
+                "source", "submitted_at", "paper_url", "code_url", "model_type", "fine_tuned",
+                "id")
+
+
+def task_of(track: str) -> tuple[str, str]:
+    """The (type, name) of a track's task, in Hugging Face's task vocabulary."""
+    if track in ID_TRACKS:
+        return "text-classification", "Context-dependence identification"
+    return "question-answering", "Open-domain question answering"
+
+
+def board_payload(board: Board, groups: dict[int, str],
+                  gold_version: str | None = None) -> dict[str, Any]:
+    """A leaderboard page as a JSON document: every column, CI and rank group."""
+    q = board.query
+    entries = [{**entry, "rank_group": groups.get(entry["id"]) if entry["id"] else None}
+               for entry in board.entries]
+    return {"track": q.track, "split": q.split, "title": TRACK_INFO[q.track].title,
+            "gold_version": gold_version, "primary_metric": board.primary,
+            "columns": board.columns, "total": board.total, "page": q.page,
+            "per_page": q.per_page, "entries": entries}
+
+
+def csv_text(value: Any) -> Any:
+    """Text a spreadsheet will not run as a formula (CSV injection)."""
+    if isinstance(value, str) and value and value[0] in "=+-@\t\r":
+        return "'" + value
+    return value
+
+
+def payload_csv(payload: dict[str, Any]) -> str:
+    """A board payload as CSV: one row per entry, every metric with its CI bounds."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    columns = payload["columns"]
+    writer.writerow([*ENTRY_FIELDS, *(f"{c}{s}" for c in columns for s in ("", "_lo", "_hi"))])
+    for entry in payload["entries"]:
+        metrics: list[Any] = []
+        for column in columns:
+            ci = (entry.get("ci") or {}).get(column) or [None, None]
+            metrics += [entry["metrics"].get(column), *ci]
+        writer.writerow([csv_text(entry.get(name)) for name in ENTRY_FIELDS] + metrics)
+    return out.getvalue()
+
+
+def rounded(value: float | None) -> float | None:
+    """A metric rounded to two decimals, as leaderboards show it."""
+    return None if value is None else round(float(value), 2)
+
+
+def metric_name(name: str) -> str:
+    """A human name of a metric, e.g. 'EM (Static)'."""
+    label = column_label(name)
+    if name in METRIC_LABELS and name.startswith("em_") and name != "em_any":
+        return f"EM ({label})"
+    return label
+
+
+def pwc_row(submission: Submission, score: Score, url: str) -> dict[str, Any]:
+    """A Papers-with-Code results row: model, paper, code, dataset and metrics."""
+    return {
+        "task": task_of(submission.track)[1],
+        "dataset": f"{DATASET_NAME} ({submission.track}, {submission.split} split)",
+        "model_name": submission.method_name,
+        "paper_url": submission.paper_url,
+        "code_links": [submission.code_url] if submission.code_url else [],
+        "metrics": {metric_name(n): rounded(v) for n, v in score.metrics.items()},
+        "evaluated_on": (iso(submission.created_at) or "")[:10],
+        "external_source_url": url,
+    }
+
+
+def model_index(submission: Submission, score: Score) -> str:
+    """A Hugging Face model-card `model-index` YAML block for the submission's scores."""
+    task_type, task_name = task_of(submission.track)
+    metrics = [{"type": HF_METRIC_TYPES.get(name.split("_")[0], name),
+                "value": rounded(value), "name": metric_name(name)}
+               for name, value in score.metrics.items() if value is not None]
+    document = {"model-index": [{
+        "name": submission.method_name,
+        "results": [{
+            "task": {"type": task_type, "name": task_name},
+            "dataset": {"type": "situatedqa", "name": f"{DATASET_NAME} ({submission.track})",
+                        "config": submission.track, "split": submission.split},
+            "metrics": metrics,
+        }],
+    }]}
+    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True)

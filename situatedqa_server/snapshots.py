@@ -1,0 +1,104 @@
+"""Citable snapshots: organizers freeze a leaderboard; anyone reads it, its JSON, CSV, BibTeX."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, abort, flash, g, redirect, render_template, request, url_for
+from flask_wtf import FlaskForm
+from sqlalchemy import select
+from werkzeug.wrappers import Response as BaseResponse
+from wtforms import SelectField, StringField, TextAreaField
+from wtforms.validators import DataRequired, Length
+
+from benchmark import SPLITS, TRACKS
+
+from .auth import admin_required
+from .extensions import db
+from .models import Snapshot
+from .services import exports
+from .services import snapshots as service
+from .services.gold_store import GoldUnavailable
+
+bp = Blueprint("snapshots", __name__, url_prefix="/snapshots")
+
+
+class SnapshotForm(FlaskForm):
+    """Which leaderboard to freeze, and how to title it."""
+
+    track = SelectField("Track", choices=list(TRACKS))
+    split = SelectField("Split", choices=list(SPLITS), default="test")
+    title = StringField("Title", validators=[DataRequired(), Length(max=200)])
+    note = TextAreaField("Note", validators=[Length(max=2000)])
+
+
+def snapshot_or_404(slug: str) -> Snapshot:
+    """A snapshot by its slug."""
+    snapshot = db.session.scalar(select(Snapshot).where(Snapshot.slug == slug))
+    if snapshot is None:
+        abort(404)
+    return snapshot
+
+
+@bp.get("/")
+def index() -> str:
+    """Every snapshot, newest first (optionally of one track); organizers get the form."""
+    query = select(Snapshot).order_by(Snapshot.created_at.desc(), Snapshot.id.desc())
+    track = request.args.get("track")
+    if track in TRACKS:
+        query = query.where(Snapshot.track == track)
+    form = SnapshotForm(track=track if track in TRACKS else None)
+    return render_template("insight/snapshots/index.html", form=form,
+                           snapshots=db.session.scalars(query).all())
+
+
+@bp.post("/")
+@admin_required
+def create() -> BaseResponse | tuple[str, int]:
+    """Freeze the current leaderboard of a track and split."""
+    form = SnapshotForm()
+    if not form.validate_on_submit():
+        snapshots = db.session.scalars(select(Snapshot).order_by(Snapshot.id.desc())).all()
+        return render_template("insight/snapshots/index.html", form=form,
+                               snapshots=snapshots), 400
+    try:
+        snapshot = service.freeze(form.track.data, form.split.data, form.title.data,
+                                  form.note.data or "", g.user)
+    except GoldUnavailable as exc:
+        abort(503, str(exc))
+    flash(f"snapshot {snapshot.slug} frozen", "info")
+    return redirect(url_for("snapshots.show", slug=snapshot.slug))
+
+
+@bp.get("/<slug>")
+def show(slug: str) -> str:
+    """A frozen leaderboard with its citation."""
+    snapshot = snapshot_or_404(slug)
+    url = url_for("snapshots.show", slug=slug, _external=True)
+    return render_template("insight/snapshots/show.html", snapshot=snapshot,
+                           payload=snapshot.payload, bibtex=service.bibtex(snapshot, url))
+
+
+@bp.get("/<slug>.json")
+def show_json(slug: str) -> dict[str, Any]:
+    """The frozen leaderboard as JSON, with its provenance."""
+    snapshot = snapshot_or_404(slug)
+    return {"slug": snapshot.slug, "title": snapshot.title, "note": snapshot.note,
+            "created_at": snapshot.created_at.isoformat(timespec="seconds") + "Z",
+            "sha256": snapshot.sha256, "leaderboard": snapshot.payload}
+
+
+@bp.get("/<slug>.csv")
+def show_csv(slug: str) -> Response:
+    """The frozen leaderboard as CSV."""
+    snapshot = snapshot_or_404(slug)
+    return Response(exports.payload_csv(snapshot.payload), mimetype="text/csv", headers={
+        "Content-Disposition": f"attachment; filename=situatedqa-{snapshot.slug}.csv"})
+
+
+@bp.get("/<slug>.bib")
+def show_bibtex(slug: str) -> Response:
+    """A BibTeX entry citing the snapshot."""
+    snapshot = snapshot_or_404(slug)
+    url = url_for("snapshots.show", slug=slug, _external=True)
+    return Response(service.bibtex(snapshot, url), mimetype="text/plain")
