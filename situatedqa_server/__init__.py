@@ -78,7 +78,7 @@ def _init_extensions(app: Flask) -> None:
 
 def _register_blueprints(app: Flask) -> None:
     """Attach every surface of the server and the organizer commands."""
-    from . import admin, api, auth, cli, data, leaderboards, submissions
+    from . import admin, api, auth, cli, data, leaderboards, submissions, versions
     from .extensions import csrf
 
     app.register_blueprint(auth.bp)
@@ -86,6 +86,7 @@ def _register_blueprints(app: Flask) -> None:
     app.register_blueprint(leaderboards.bp)
     app.register_blueprint(data.bp)
     app.register_blueprint(admin.bp)
+    app.register_blueprint(versions.bp)
     # The API authenticates with bearer tokens, never cookies, so it needs no CSRF token.
     csrf.exempt(api.bp)
     app.register_blueprint(api.bp)

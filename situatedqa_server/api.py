@@ -19,7 +19,13 @@ from .forms import SubmissionForm
 from .models import Score, Submission, User
 from .services import accounts, quotas, scoring, visibility
 from .services.gold_store import GoldUnavailable
-from .services.leaderboards import BadBoardQuery, iso, load_board, parse_board_query
+from .services.leaderboards import (
+    BadBoardQuery,
+    UnknownVersion,
+    iso,
+    load_board,
+    parse_board_query,
+)
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 
@@ -155,13 +161,16 @@ def leaderboard(track: str) -> dict[str, Any]:
     try:
         board = load_board(parse_board_query(track, request.args,
                                               current_app.config["LEADERBOARD_PAGE_SIZE"]))
+    except UnknownVersion as exc:
+        raise ApiError(404, "unknown_version", str(exc)) from None
     except BadBoardQuery as exc:
         raise ApiError(404 if track not in TRACK_INFO else 400, "bad_query", str(exc)) from None
     except GoldUnavailable as exc:
         raise ApiError(503, "gold_unavailable", str(exc)) from None
     q = board.query
     return {"track": q.track, "split": q.split, "primary_metric": board.primary,
-            "columns": board.columns, "sort": q.sort or board.primary,
+            "gold_version": board.version, "columns": board.columns,
+            "sort": q.sort or board.primary,
             "order": "asc" if q.ascending else "desc", "page": q.page, "per_page": q.per_page,
             "total": board.total, "entries": board.entries}
 

@@ -10,15 +10,17 @@ import click
 from flask import Flask, current_app
 from flask.cli import AppGroup, with_appcontext
 from sqlalchemy import select
+from tqdm import tqdm
 
 from benchmark import SPLITS, TRACK_INFO, TRACKS, GoldError, ValidationError
 from benchmark.release import DEFAULT_DOWNLOAD_DIR
+from benchmark.versions import Change, UpdateError
 
 from .extensions import db
 from .models import ApiToken, GoldVersion, ModelType, ReportedEntry, Submission, User
-from .services import accounts, gold_store, scoring, visibility
+from .services import accounts, gold_store, scoring, versions, visibility
 
-gold_cli = AppGroup("gold", help="Import the canonical gold.")
+gold_cli = AppGroup("gold", help="Import the canonical gold; build and activate versions.")
 users_cli = AppGroup("users", help="Create and list accounts.")
 tokens_cli = AppGroup("tokens", help="Create and revoke API tokens.")
 submissions_cli = AppGroup("submissions", help="List, hide, unhide and rescore submissions.")
@@ -44,6 +46,96 @@ def gold_import(source: Path | None) -> None:
         click.echo(f"{track:8} {split:5} {len(gold.get(track, split)):6} examples")
     click.echo(f"gold version {version.name!r} (active: {version.is_active}) in "
                f"{current_app.config['GOLD_DIR']}")
+
+
+def _gold_version(name: str) -> GoldVersion:
+    version = versions.version_named(name, published_only=False)
+    if version is None:
+        raise click.ClickException(f"no gold version named {name!r} (see `gold versions`)")
+    return version
+
+
+def _echo_changes(changes: list[Change]) -> None:
+    """Counts per track, split and partition; keys and answers on public splits only."""
+    public = versions.public_changes(changes)
+    for track, per_split in public["counts"].items():
+        for split, parts in per_split.items():
+            for partition, counts in parts.items():
+                click.echo(f"{track:8} {split:5} {partition:14} " + ", ".join(
+                    f"{kind} {n}" for kind, n in sorted(counts.items())))
+    for change in public["examples"]:
+        new = change.get("answers", change.get("label", ""))
+        click.echo(f"  {change['split']} {change['track']} {change['kind']:8} "
+                   f"{change['key']!r} -> {new}")
+    if not changes:
+        click.echo("no differences")
+
+
+@gold_cli.command("versions")
+def gold_versions() -> None:
+    """Every gold version: as-of date, parent, fingerprint, state of its rescore."""
+    for version in versions.all_versions():
+        job = versions.latest_job(version)
+        state = "ACTIVE" if version.is_active else (
+            f"job {job.id} {job.status} {job.done}/{job.total}" if job else "built")
+        click.echo(f"{version.id:>4}  {version.name:<28} {version.as_of}  "
+                   f"{version.fingerprint[:12]}  {state}")
+
+
+@gold_cli.command("build")
+@click.option("--from-update", "update", required=True,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="JSONL update file: one record per changed example.")
+@click.option("--name", required=True, help="Name of the new version.")
+@click.option("--as-of", "as_of", required=True, type=click.DateTime(["%Y-%m-%d"]),
+              help="Date the answers are true as of (YYYY-MM-DD).")
+@click.option("--note", default="", help="Changelog note shown publicly.")
+@click.option("--parent", help="Parent version (default: the active one).")
+def gold_build(update: Path, name: str, as_of: Any, note: str, parent: str | None) -> None:
+    """Build a new gold version from its parent and an update file (not activated)."""
+    try:
+        version = versions.build_version(
+            update.read_text(encoding="utf-8"), update.name, name, as_of.date(), note, None,
+            _gold_version(parent) if parent else None)
+    except (UpdateError, versions.VersionError, gold_store.GoldUnavailable) as exc:
+        raise click.ClickException(str(exc)) from None
+    except UnicodeDecodeError:
+        raise click.ClickException(f"{update}: not UTF-8 text") from None
+    _echo_changes(versions.stored_changes(version))
+    click.echo(f"built gold version {version.name!r} (id {version.id}); "
+               f"activate it with `gold activate {version.name!r}`")
+
+
+@gold_cli.command("activate")
+@click.argument("name")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Scoring processes.")
+@click.option("--restart", is_flag=True, help="Mark an interrupted rescore failed first.")
+def gold_activate(name: str, workers: int, restart: bool) -> None:
+    """Rescore every stored submission against a version, then make it the active one."""
+    try:
+        job = versions.start_activation(_gold_version(name), None, restart=restart)
+    except versions.VersionError as exc:
+        raise click.ClickException(str(exc)) from None
+    with tqdm(total=job.total, unit="submission", disable=None) as bar:
+        def advance(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+        try:
+            versions.run_job(job.id, workers=workers, progress=advance)
+        except (ValidationError, GoldError, gold_store.GoldUnavailable, OSError) as exc:
+            raise click.ClickException(
+                f"rescore failed; {gold_store.active_version().name!r} stays active: "
+                f"{exc}") from None
+    click.echo(f"{name!r} is now the active gold version ({job.total} submissions rescored)")
+
+
+@gold_cli.command("diff")
+@click.argument("old")
+@click.argument("new")
+def gold_diff(old: str, new: str) -> None:
+    """Counts of changed, added and retired examples; keys only on train and dev."""
+    _echo_changes(versions.diff_versions(_gold_version(old), _gold_version(new)))
 
 
 def _user(name: str) -> User:

@@ -15,6 +15,7 @@ from .services.leaderboards import (
     TEXT_COLUMNS,
     BadBoardQuery,
     Board,
+    UnknownVersion,
     column_label,
     load_board,
     parse_board_query,
@@ -22,7 +23,7 @@ from .services.leaderboards import (
 
 bp = Blueprint("leaderboards", __name__, url_prefix="/leaderboards")
 QUERY_KEYS = ("split", "sort", "order", "hide_baselines", "model_type", "fine_tuned", "page",
-              "per_page")
+              "per_page", "version")
 
 
 def index() -> str:
@@ -36,6 +37,8 @@ def board_from_request(track: str) -> Board:
         query = parse_board_query(track, request.args,
                                   current_app.config["LEADERBOARD_PAGE_SIZE"])
         return load_board(query)
+    except UnknownVersion as exc:
+        abort(404, str(exc))
     except BadBoardQuery as exc:
         abort(404 if track not in TRACK_INFO else 400, str(exc))
     except GoldUnavailable as exc:

@@ -21,8 +21,8 @@ from benchmark import ID_TRACKS, METRIC_LABELS, SPLITS, TRACK_INFO
 from benchmark.scoring import source_slug
 
 from ..extensions import db
-from ..models import ModelType, ReportedEntry, Score, Submission, Team, Visibility
-from . import gold_store
+from ..models import GoldVersion, ModelType, ReportedEntry, Score, Submission, Team, Visibility
+from . import gold_store, versions
 
 MAX_PER_PAGE = 1000
 TEXT_COLUMNS = ("method_name", "team", "submitted_at")
@@ -41,6 +41,8 @@ class BoardQuery:
     fine_tuned: bool | None = None
     page: int = 1
     per_page: int = 50
+    #: A published gold version's name; None for the active version.
+    version: str | None = None
 
 
 @dataclass
@@ -52,6 +54,7 @@ class Board:
     columns: list[str]
     entries: list[dict[str, Any]] = field(default_factory=list)
     total: int = 0
+    version: str = ""
 
     @property
     def pages(self) -> int:
@@ -119,10 +122,11 @@ def _rows(q: BoardQuery, primary: str, version_id: int) -> Select[Any]:
 
 
 def load_board(q: BoardQuery) -> Board:
-    """One page of the leaderboard of a track and split, against the active gold version."""
+    """One page of the leaderboard of a track and split, against the chosen gold version."""
     primary = TRACK_INFO[q.track].primary
     board = Board(q, primary, columns_of(q.track, q.split))
-    version_id = gold_store.active_version().id
+    version = board_version(q)
+    board.version, version_id = version.name, version.id
     rows = _rows(q, primary, version_id).subquery()
     order = rows.c.sort_value.asc() if q.ascending else rows.c.sort_value.desc()
     # The total rides along as a window count: one pass over the rows instead of two.
@@ -191,6 +195,20 @@ class BadBoardQuery(ValueError):
     """A leaderboard request named an unknown track, split, column or filter."""
 
 
+class UnknownVersion(BadBoardQuery):
+    """A leaderboard request named a gold version that is unknown or not yet published."""
+
+
+def board_version(q: BoardQuery) -> GoldVersion:
+    """The gold version a board shows: the named published one, else the active one."""
+    if q.version is None:
+        return gold_store.active_version()
+    version = versions.version_named(q.version)
+    if version is None:
+        raise UnknownVersion(f"no published gold version named {q.version!r}")
+    return version
+
+
 def parse_board_query(track: str, args: Any, per_page_default: int) -> BoardQuery:
     """A BoardQuery from request arguments (split, sort, order, filters, page, per_page)."""
     if track not in TRACK_INFO:
@@ -211,4 +229,4 @@ def parse_board_query(track: str, args: Any, per_page_default: int) -> BoardQuer
         track=track, split=split, sort=sort, ascending=args.get("order") == "asc",
         hide_baselines=args.get("hide_baselines") in ("1", "yes", "true", "on"),
         model_type=model_type, fine_tuned=fine_tuned, page=max(1, page),
-        per_page=min(max(1, per_page), MAX_PER_PAGE))
+        per_page=min(max(1, per_page), MAX_PER_PAGE), version=args.get("version") or None)

@@ -10,8 +10,10 @@ changelog) once it has been active: the first version, or one with a finished re
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import shutil
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -21,7 +23,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from flask import current_app
+from flask import Flask, current_app
 from sqlalchemy import exists, func, or_, select, text
 
 from benchmark import (
@@ -45,10 +47,20 @@ from benchmark.versions import (
 )
 
 from ..extensions import db
-from ..models import GoldVersion, JobStatus, RescoreJob, Score, Submission, User, utcnow
+from ..models import (
+    GoldVersion,
+    JobStatus,
+    RescoreJob,
+    Score,
+    Submission,
+    User,
+    Visibility,
+    utcnow,
+)
 from . import audit, gold_store
 from .storage import UploadStore, upload_store
 
+log = logging.getLogger(__name__)
 CHANGES_FILE = "changes.json"
 BATCH_SIZE = 200
 #: Splits whose changed keys and answers the public changelog lists (test: counts only).
@@ -370,6 +382,21 @@ def run_job(job_id: int, *, workers: int = 1, batch_size: int = BATCH_SIZE,
     return job
 
 
+def run_in_background(app: Flask, job_id: int) -> threading.Thread:
+    """Run a rescore job in a daemon thread, with its own app context and session."""
+    def target() -> None:
+        with app.app_context():
+            try:
+                run_job(job_id, workers=app.config.get("RESCORE_WORKERS", 1))
+            except Exception:
+                # run_job has marked the job failed; the traceback goes to the log only.
+                log.exception("rescore job %s failed", job_id)
+
+    thread = threading.Thread(target=target, name=f"rescore-{job_id}", daemon=True)
+    thread.start()
+    return thread
+
+
 def _switch(job: RescoreJob, mapper: Callable[..., Iterator[ScoreResult]]) -> None:
     """One transaction: score late uploads, flip is_active, finish the job, audit."""
     from .quotas import begin_locked
@@ -400,3 +427,82 @@ def _fail(job_id: int, exc: BaseException) -> None:
     audit.record_event("gold_activate_failed", "gold_version", job.gold_version_id, None,
                        f"job {job_id}: {job.error}")
     db.session.commit()
+
+
+# --- reading the history -----------------------------------------------------------------
+
+
+def score_history(submission: Submission) -> list[tuple[GoldVersion, Score]]:
+    """A submission's scores under every published version, oldest version first."""
+    rows = db.session.execute(
+        select(GoldVersion, Score).join(Score, Score.gold_version_id == GoldVersion.id)
+        .where(Score.submission_id == submission.id, published_filter())
+        .order_by(GoldVersion.as_of, GoldVersion.id)).all()
+    return [(version, row) for version, row in rows]
+
+
+def _ranked(version: GoldVersion, track: str, split: str) -> dict[int, tuple[int, float | None]]:
+    """Rank (as on the leaderboard: ties share a rank) and primary metric of public entries."""
+    rank = func.rank().over(order_by=Score.primary_metric.desc().nulls_last())
+    rows = db.session.execute(
+        select(Score.submission_id, rank, Score.primary_metric).join(Submission)
+        .where(Score.gold_version_id == version.id, Score.track == track, Score.split == split,
+               Submission.visibility == Visibility.PUBLIC.value, Submission.hidden.is_(False),
+               Submission.deleted_at.is_(None)))
+    return {submission_id: (int(position), metric) for submission_id, position, metric in rows}
+
+
+@dataclass(frozen=True)
+class RankChange:
+    """One entry's rank and primary metric under two versions."""
+
+    submission: Submission
+    rank_a: int | None
+    rank_b: int | None
+    metric_a: float | None
+    metric_b: float | None
+
+    @property
+    def moved(self) -> int:
+        """Places gained (positive) or lost (negative) from version a to b."""
+        if self.rank_a is None or self.rank_b is None:
+            return 0
+        return self.rank_a - self.rank_b
+
+    @property
+    def delta(self) -> float | None:
+        """Change of the primary metric, in points."""
+        if self.metric_a is None or self.metric_b is None:
+            return None
+        return self.metric_b - self.metric_a
+
+
+def rank_changes(track: str, split: str, a: GoldVersion, b: GoldVersion) -> list[RankChange]:
+    """Every public entry's rank under versions a and b, ordered by its rank under b."""
+    ranks_a, ranks_b = _ranked(a, track, split), _ranked(b, track, split)
+    ids = set(ranks_a) | set(ranks_b)
+    submissions = {s.id: s for s in db.session.scalars(
+        select(Submission).where(Submission.id.in_(ids)))}
+    changes = [RankChange(submissions[i], *_pair(ranks_a.get(i), ranks_b.get(i))) for i in ids]
+    return sorted(changes, key=lambda c: (c.rank_b is None, c.rank_b or 0, c.submission.id))
+
+
+def _pair(a: tuple[int, float | None] | None,
+          b: tuple[int, float | None] | None) -> tuple[int | None, int | None,
+                                                     float | None, float | None]:
+    """(rank a, rank b, metric a, metric b) with None where an entry is unranked."""
+    return (a[0] if a else None, b[0] if b else None, a[1] if a else None, b[1] if b else None)
+
+
+def drift_series(track: str, split: str, limit: int = 10) -> tuple[
+        list[GoldVersion], list[tuple[Submission, list[float | None]]]]:
+    """EM of the top public entries (by the active version) under every published version."""
+    published = published_versions()
+    active = gold_store.active_version()
+    top = sorted(_ranked(active, track, split).items(), key=lambda item: item[1][0])[:limit]
+    per_version = {v.id: _ranked(v, track, split) for v in published}
+    submissions = {s.id: s for s in db.session.scalars(
+        select(Submission).where(Submission.id.in_([i for i, _ in top])))}
+    series = [(submissions[i], [per_version[v.id].get(i, (0, None))[1] for v in published])
+              for i, _ in top]
+    return published, series

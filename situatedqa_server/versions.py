@@ -1,0 +1,237 @@
+"""Gold versions: public changelogs, rank changes, drift plots; the organizers' version pages."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from flask import (
+    Blueprint,
+    Response,
+    abort,
+    current_app,
+    flash,
+    g,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
+from flask_wtf import FlaskForm
+from flask_wtf.file import FileField, FileRequired
+from wtforms import DateField, StringField
+from wtforms.validators import DataRequired, Length, Optional
+
+from benchmark import SPLITS, TRACK_INFO
+from benchmark.versions import UpdateError
+
+from .auth import admin_required
+from .extensions import db
+from .forms import ActionForm
+from .models import GoldVersion, Submission
+from .services import gold_store, versions
+
+bp = Blueprint("versions", __name__)
+#: Tracks whose answers move with time: their drift view plots EM against the as-of date.
+DRIFT_TRACKS = ("present", "temp")
+
+
+class BuildForm(FlaskForm):  # type: ignore[misc]
+    """A new gold version: update file, name, as-of date and a changelog note."""
+
+    update = FileField("Update file (JSONL)", validators=[FileRequired("choose a file")])
+    name = StringField("Name", validators=[DataRequired(), Length(max=80)])
+    as_of = DateField("As of", validators=[DataRequired()])
+    note = StringField("Changelog note", validators=[Optional(), Length(max=2000)])
+
+
+@bp.app_template_global()
+def published_gold_versions() -> list[GoldVersion]:
+    """Versions a visitor may pick on a leaderboard."""
+    return versions.published_versions()
+
+
+@bp.app_template_global()
+def gold_score_history(submission: Submission) -> list[Any]:
+    """A submission's scores under every published version."""
+    return versions.score_history(submission)
+
+
+def published_or_404(version_id: int) -> GoldVersion:
+    """A published version by id; 404 for unknown or not-yet-activated ones."""
+    version = db.session.get(GoldVersion, version_id)
+    if version is None or version.id not in {v.id for v in versions.published_versions()}:
+        abort(404)
+    return version
+
+
+def named_or_404(name: str | None, default: GoldVersion | None = None) -> GoldVersion:
+    """A published version by name from the query string (default when absent)."""
+    if not name and default is not None:
+        return default
+    version = versions.version_named(name or "")
+    if version is None:
+        abort(404, f"no published gold version named {name!r}")
+    return version
+
+
+def board_params(track: str) -> tuple[str, str]:
+    """Track and split of a history page (404 for unknown names)."""
+    split = request.args.get("split", "test")
+    if track not in TRACK_INFO or split not in SPLITS:
+        abort(404)
+    return track, split
+
+
+# --- public pages --------------------------------------------------------------------------
+
+
+@bp.get("/versions/")
+def index() -> str:
+    """Every published gold version, newest first, with its changelog."""
+    rows = list(reversed(versions.published_versions()))
+    return render_template("versions/index.html", versions=rows, tracks=TRACK_INFO,
+                           drift_tracks=DRIFT_TRACKS)
+
+
+@bp.get("/versions/<int:version_id>")
+def changelog(version_id: int) -> str:
+    """A version's public changelog: counts everywhere, keys and answers off test only."""
+    version = published_or_404(version_id)
+    public = versions.public_changes(versions.stored_changes(version))
+    return render_template("versions/changelog.html", version=version, public=public,
+                           about=versions.version_json(version))
+
+
+@bp.get("/versions/<int:version_id>/changelog.json")
+def changelog_json(version_id: int) -> dict[str, Any]:
+    """The public changelog as JSON."""
+    version = published_or_404(version_id)
+    return {**versions.version_json(version),
+            **versions.public_changes(versions.stored_changes(version))}
+
+
+@bp.get("/versions/ranks/<track>")
+def rank_changes(track: str) -> str:
+    """Rank of every public entry under two versions, with arrows and metric deltas."""
+    track, split = board_params(track)
+    published = versions.published_versions()
+    active = gold_store.active_version()
+    older = published[-2] if len(published) > 1 and published[-1].id == active.id else active
+    a = named_or_404(request.args.get("from"), older)
+    b = named_or_404(request.args.get("to"), active)
+    changes = versions.rank_changes(track, split, a, b)
+    return render_template("versions/ranks.html", info=TRACK_INFO[track], split=split,
+                           splits=SPLITS, a=a, b=b, changes=changes, versions=published)
+
+
+@bp.get("/versions/drift/<track>")
+def drift(track: str) -> str:
+    """The top entries' EM under every version, against each version's as-of date."""
+    track, split = board_params(track)
+    if track not in DRIFT_TRACKS:
+        abort(404)
+    published, series = versions.drift_series(track, split)
+    return render_template("versions/drift.html", info=TRACK_INFO[track], split=split,
+                           splits=SPLITS, versions=published, series=series)
+
+
+@bp.get("/versions/drift/<track>.svg")
+def drift_svg(track: str) -> Response:
+    """The drift plot as SVG."""
+    track, split = board_params(track)
+    if track not in DRIFT_TRACKS:
+        abort(404)
+    published, series = versions.drift_series(track, split)
+    return Response(draw_drift(TRACK_INFO[track].title, split, published, series),
+                    mimetype="image/svg+xml")
+
+
+def draw_drift(title: str, split: str, published: list[GoldVersion],
+               series: list[Any]) -> bytes:
+    """EM (y) against as-of date (x), one line per entry (Figure API: thread-safe)."""
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(7, 3.8), dpi=100, layout="constrained")
+    ax = figure.add_subplot()
+    dates = [v.as_of for v in published]
+    for submission, values in series:
+        points = [(d, y) for d, y in zip(dates, values, strict=True) if y is not None]
+        if points:
+            ax.plot(*zip(*points, strict=True), marker="o", label=submission.method_name[:40])
+    ax.set_title(f"{title} ({split}): EM by gold version", fontsize=10)
+    ax.set_xlabel("as-of date of the gold version")
+    ax.set_ylabel("EM")
+    ax.grid(alpha=0.3)
+    if series:
+        ax.legend(fontsize=7, loc="best")
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="svg", metadata={"Date": None})
+    return buffer.getvalue()
+
+
+# --- organizer pages -----------------------------------------------------------------------
+
+
+def admin_page(form: BuildForm | None = None, status: int = 200) -> tuple[str, int]:
+    """The versions page: every version, its rescore job, build and diff forms."""
+    rows = [(v, versions.latest_job(v)) for v in versions.all_versions()]
+    return render_template("versions/admin.html", rows=rows, form=form or BuildForm(),
+                           action=ActionForm()), status
+
+
+@bp.get("/admin/versions")
+@admin_required
+def admin() -> tuple[str, int]:
+    """Every version with the progress of its rescore."""
+    return admin_page()
+
+
+@bp.post("/admin/versions")
+@admin_required
+def build() -> Any:
+    """Build a version from the uploaded update file (not activated yet)."""
+    form = BuildForm()
+    if not form.validate_on_submit():
+        return admin_page(form, 400)
+    try:
+        text = form.update.data.read().decode("utf-8")
+        version = versions.build_version(text, "update.jsonl", form.name.data, form.as_of.data,
+                                         form.note.data or "", g.user)
+    except UnicodeDecodeError:
+        form.update.errors = ["the update file is not UTF-8 text"]
+        return admin_page(form, 400)
+    except (UpdateError, versions.VersionError) as exc:
+        form.update.errors = [str(p) for p in getattr(exc, "problems", [])] or [str(exc)]
+        return admin_page(form, 400)
+    flash(f"built {version.name!r}; activate it to rescore every submission", "info")
+    return redirect(url_for("versions.admin"))
+
+
+@bp.post("/admin/versions/<int:version_id>/activate")
+@admin_required
+def activate(version_id: int) -> Response:
+    """Start rescoring into a version in the background; it switches when done."""
+    version = db.session.get(GoldVersion, version_id)
+    if version is None or not ActionForm().validate_on_submit():
+        abort(404 if version is None else 400)
+    try:
+        job = versions.start_activation(version, g.user)
+    except versions.VersionError as exc:
+        flash(str(exc), "error")
+        return redirect(url_for("versions.admin"))
+    versions.run_in_background(current_app._get_current_object(), job.id)  # type: ignore[attr-defined]
+    flash(f"rescore job {job.id} started for {version.name!r}", "info")
+    return redirect(url_for("versions.admin"))
+
+
+@bp.get("/admin/versions/diff")
+@admin_required
+def diff() -> str:
+    """Differences between two versions: counts, and keys off the test split."""
+    names = {v.name: v for v in versions.all_versions()}
+    a, b = names.get(request.args.get("a", "")), names.get(request.args.get("b", ""))
+    if a is None or b is None:
+        abort(404, "choose two gold versions")
+    public = versions.public_changes(versions.diff_versions(a, b))
+    return render_template("versions/diff.html", a=a, b=b, public=public)

@@ -1,0 +1,225 @@
+"""Building, activating and reading gold versions: rescoring, atomic switch, crash, history."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from benchmark import GoldSet
+from flask import Flask
+from flask.testing import FlaskClient, FlaskCliRunner
+from sqlalchemy import func, select
+
+from situatedqa_server.extensions import db
+from situatedqa_server.models import AuditLog, GoldVersion, JobStatus, RescoreJob, Score
+from situatedqa_server.services import gold_store, versions
+
+from .conftest import CANARY_KEY, DEV_ADDED_KEY, api_upload, new_token, prediction_file
+
+FIRST = gold_store.FIRST_VERSION_NAME
+
+
+def build(runner: FlaskCliRunner, update_file: Path, name: str = "2023-06") -> Any:
+    """`gold build` through the CLI."""
+    return runner.invoke(args=["gold", "build", "--from-update", str(update_file), "--name",
+                               name, "--as-of", "2023-06-01", "--note", "errata"])
+
+
+def board(client: FlaskClient, track: str, split: str, version: str | None = None) -> Any:
+    """The API leaderboard, keyed by method name."""
+    query = f"/api/v1/leaderboards/{track}?split={split}" + (
+        f"&version={version}" if version else "")
+    response = client.get(query)
+    assert response.status_code == 200, response.json
+    return response.json["gold_version"], {e["method_name"]: e for e in response.json["entries"]}
+
+
+def score_count(app: Flask, version_name: str) -> int:
+    with app.app_context():
+        return db.session.scalar(select(func.count(Score.id)).join(GoldVersion).where(
+            GoldVersion.name == version_name)) or 0
+
+
+def test_build_activate_rescores_everything(app: Flask, client: FlaskClient,
+                                            runner: FlaskCliRunner, update_file: Path,
+                                            uploads: dict[str, int],
+                                            release_gold: GoldSet) -> None:
+    before = board(client, "temp", "test")[1]
+    result = build(runner, update_file)
+    assert result.exit_code == 0, result.output
+    assert "temp     test  all            added 1, changed 1, retired 1" in result.output
+    assert DEV_ADDED_KEY in result.output and CANARY_KEY not in result.output
+    assert "job" not in runner.invoke(args=["gold", "versions"]).output
+    # Built but not active: not selectable yet.
+    response = client.get("/api/v1/leaderboards/temp?split=test&version=2023-06")
+    assert response.status_code == 404 and response.json["error"]["code"] == "unknown_version"
+
+    result = runner.invoke(args=["gold", "activate", "2023-06"])
+    assert result.exit_code == 0, result.output
+    assert score_count(app, "2023-06") == score_count(app, FIRST) == len(uploads)
+
+    n = len(release_gold.get("temp", "test"))
+    name, after = board(client, "temp", "test")
+    assert name == "2023-06"
+    assert after["test_all"]["metrics"]["em"] == pytest.approx(100 * (n - 2) / n)
+    assert board(client, "temp", "test", FIRST)[1] == before  # old scores stay readable
+    assert board(client, "geo", "dev")[1]["geo_dev"]["metrics"]["em"] == 100.0
+    dev = board(client, "temp", "dev")[1]
+    assert dev["dev_seer"]["rank"] == 1 and dev["dev_all"]["rank"] == 2
+    with app.app_context():
+        actions = db.session.scalars(select(AuditLog.action)).all()
+    assert {"gold_build", "gold_activate", "gold_activated"} <= set(actions)
+    assert "ACTIVE" in runner.invoke(args=["gold", "versions"]).output
+    diff = runner.invoke(args=["gold", "diff", FIRST, "2023-06"])
+    assert "temp     dev   all" in diff.output and CANARY_KEY not in diff.output
+
+
+def test_bad_update_builds_nothing(app: Flask, runner: FlaskCliRunner, tmp_path: Path,
+                                   update_file: Path) -> None:
+    lines = update_file.read_text().splitlines()
+    broken = json.loads(lines[0]) | {"answer": []}
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([lines[2], json.dumps(broken), "{oops"]) + "\n")
+    result = build(runner, bad)
+    assert result.exit_code == 1
+    assert "bad.jsonl:2: 'answer' must be a non-empty list" in result.output
+    assert broken["key"] in result.output and "bad.jsonl:3: malformed JSON" in result.output
+    versions_dir = Path(app.config["GOLD_DIR"]) / gold_store.VERSIONS_DIR
+    assert not versions_dir.exists() or not any(versions_dir.iterdir())
+    assert "exists already" in build(runner, update_file, FIRST).output
+
+
+def test_failed_insert_removes_the_folder(app: Flask, runner: FlaskCliRunner, update_file: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(versions.audit, "record_event", broken)
+    assert build(runner, update_file).exit_code != 0
+    versions_dir = Path(app.config["GOLD_DIR"]) / gold_store.VERSIONS_DIR
+    assert not any(versions_dir.iterdir())
+    with app.app_context():
+        assert db.session.scalar(select(func.count(GoldVersion.id))) == 1
+
+
+def test_crash_halfway_keeps_the_old_version(app: Flask, client: FlaskClient,
+                                             runner: FlaskCliRunner, update_file: Path,
+                                             uploads: dict[str, int],
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    assert build(runner, update_file).exit_code == 0
+    before = board(client, "temp", "test")
+    real, calls = versions.score_stored, []
+
+    def crashing(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) > 2:
+            raise RuntimeError("worker died")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(versions, "score_stored", crashing)
+    with app.app_context():
+        job = versions.start_activation(versions.version_named("2023-06", published_only=False),
+                                        None)
+        with pytest.raises(RuntimeError):
+            versions.run_job(job.id, batch_size=1)
+        job = db.session.get(RescoreJob, job.id)
+        assert job.status == JobStatus.FAILED.value and "worker died" in job.error
+        assert gold_store.active_version().name == FIRST
+    partial_ids = _score_ids(app, "2023-06")
+    assert len(partial_ids) == 2
+    assert board(client, "temp", "test") == before
+    assert client.get("/api/v1/leaderboards/temp?version=2023-06").status_code == 404
+    page = client.get(f"/submissions/{uploads['test_all']}").get_data(as_text=True)
+    assert "2023-06" not in page
+
+    # Activating again resumes: the partial scores are kept, the rest are added.
+    monkeypatch.setattr(versions, "score_stored", real)
+    assert runner.invoke(args=["gold", "activate", "2023-06"]).exit_code == 0
+    assert partial_ids <= _score_ids(app, "2023-06")
+    assert len(_score_ids(app, "2023-06")) == len(uploads)
+    assert board(client, "temp", "test")[0] == "2023-06"
+
+
+def _score_ids(app: Flask, version_name: str) -> set[int]:
+    with app.app_context():
+        return set(db.session.scalars(select(Score.id).join(GoldVersion).where(
+            GoldVersion.name == version_name)))
+
+
+def test_uploads_during_rescore_and_atomic_switch(app: Flask, client: FlaskClient,
+                                                  runner: FlaskCliRunner, update_file: Path,
+                                                  uploads: dict[str, int],
+                                                  release_gold: GoldSet) -> None:
+    assert build(runner, update_file).exit_code == 0
+    token = new_token(client)
+    test = release_gold.get("temp", "test")
+    seen: list[Any] = []
+
+    def mid_run(done: int, total: int) -> None:
+        # While the rescore runs, leaderboards still show the old version...
+        seen.append(board(client, "temp", "test"))
+        # ...and an upload is scored for the active version and the one being rescored.
+        response = api_upload(client, token, test, prediction_file(test), public="true",
+                              method_name=f"late {done}")
+        assert response.status_code == 201
+        with app.app_context():
+            scores = db.session.scalars(select(Score).where(
+                Score.submission_id == response.json["id"])).all()
+            assert len(scores) == 2
+            if done == 1:  # an upload the rescore must catch in its final pass
+                db.session.delete(next(s for s in scores if s.gold_version.name == "2023-06"))
+                db.session.commit()
+
+    with app.app_context():
+        job = versions.start_activation(versions.version_named("2023-06", published_only=False),
+                                        None)
+        versions.run_job(job.id, batch_size=2, progress=mid_run)
+    assert seen and all(name == FIRST for name, _ in seen)
+    assert all(entries["test_all"]["metrics"]["em"] == 100.0 for _, entries in seen)
+    name, entries = board(client, "temp", "test")
+    assert name == "2023-06"
+    late = [e for method, e in entries.items() if method.startswith("late")]
+    assert late and all(e["metrics"] == entries["test_all"]["metrics"] for e in late)
+    total = len(uploads) + len(seen)
+    assert score_count(app, "2023-06") == score_count(app, FIRST) == total
+
+
+def test_history_ranks_and_drift(app: Flask, client: FlaskClient, runner: FlaskCliRunner,
+                                 update_file: Path, uploads: dict[str, int]) -> None:
+    assert build(runner, update_file).exit_code == 0
+    assert runner.invoke(args=["gold", "activate", "2023-06"]).exit_code == 0
+    page = client.get(f"/submissions/{uploads['test_all']}").get_data(as_text=True)
+    assert "Score history across gold versions" in page
+    assert f'data-version="{FIRST}">100.00' in page and 'data-version="2023-06">' in page
+    ranks = client.get("/versions/ranks/temp?split=dev").get_data(as_text=True)
+    assert "▲ 1" in ranks and "▼ 1" in ranks and "-0.06" in ranks
+    older = client.get(f"/versions/ranks/temp?split=dev&from=2023-06&to={FIRST}")
+    assert older.status_code == 200
+    assert client.get("/versions/ranks/temp?from=nope").status_code == 404
+    drift = client.get("/versions/drift/temp?split=test")
+    assert drift.status_code == 200 and b"test_all" in drift.data
+    svg = client.get("/versions/drift/temp.svg?split=test")
+    assert svg.status_code == 200 and svg.mimetype == "image/svg+xml"
+    assert client.get("/versions/drift/geo?split=test").status_code == 404
+    assert client.get("/versions/drift/present.svg?split=dev").status_code == 200
+
+
+def test_dev_inputs_follow_the_active_version(app: Flask, client: FlaskClient,
+                                              runner: FlaskCliRunner, update_file: Path,
+                                              uploads: dict[str, int]) -> None:
+    assert build(runner, update_file).exit_code == 0
+    assert runner.invoke(args=["gold", "activate", "2023-06"]).exit_code == 0
+    assert DEV_ADDED_KEY.encode() in client.get("/data/temp/dev/blank.jsonl").data
+    assert CANARY_KEY.encode() not in client.get("/data/temp/test/blank.jsonl").data
+    # A dev file uploaded before the added example still has per-example rows.
+    examples = client.get(f"/submissions/{uploads['dev_all']}/examples")
+    assert examples.status_code == 200
+    changelog = client.get("/versions/2.json")
+    assert changelog.status_code == 404
+    body = client.get("/versions/2/changelog.json").json
+    assert body["counts"]["temp"]["test"]["all"] == {"added": 1, "changed": 1, "retired": 1}
+    assert {e["split"] for e in body["examples"]} == {"dev"}
+    assert [e["answers"] for e in body["examples"] if e["kind"] == "changed"] == [
+        ["dev new answer"]]
