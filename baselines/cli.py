@@ -11,7 +11,7 @@ from typing import Any, Callable
 import click
 
 from baselines.loop import run_batches
-from baselines.output import ResumableWriter, RunMeta, fingerprint
+from baselines.output import OutputFormatError, ResumableWriter, RunMeta, fingerprint
 from baselines.release import (
     DATA_ENV, ID_TRACKS, QA_TRACKS, SETTINGS, SPLITS, TRACKS, IDItem, QAItem, ReleaseError,
     load_id_items, load_qa_items, qa_key, release_file)
@@ -142,7 +142,7 @@ def run(runner: str, track: str, split: str, setting: str, data: Path | None, ou
                     options)
         else:
             _run_id(runner, track, split, data_dir, output, batch_size, seed, limit, options)
-    except ReleaseError as error:
+    except (ReleaseError, OutputFormatError) as error:
         raise click.ClickException(str(error)) from None
 
 

@@ -17,6 +17,10 @@ T = TypeVar("T")
 KeyFn = Callable[[dict[str, Any]], tuple[Any, ...]]
 
 
+class OutputFormatError(Exception):
+    """Raised when an existing output file cannot be resumed."""
+
+
 def read_done_keys(path: Path, key_fn: KeyFn) -> set[tuple[Any, ...]]:
     """Return the keys of complete records already in an output file, dropping a torn last line.
 
@@ -31,9 +35,14 @@ def read_done_keys(path: Path, key_fn: KeyFn) -> set[tuple[Any, ...]]:
         with path.open("r+b") as handle:
             handle.truncate(end)
     keys = set()
-    for line in data[:end].decode("utf-8").splitlines():
+    for number, line in enumerate(data[:end].decode("utf-8").splitlines(), 1):
         if line.strip():
-            keys.add(key_fn(json.loads(line)))
+            try:
+                keys.add(key_fn(json.loads(line)))
+            except (json.JSONDecodeError, KeyError, TypeError) as error:
+                raise OutputFormatError(
+                    f"{path}:{number}: cannot resume from this file (not an output of this "
+                    f"run's track: {error!r}); remove it or choose another output") from None
     return keys
 
 

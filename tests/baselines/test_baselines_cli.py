@@ -79,3 +79,16 @@ def test_setting_is_refused_for_identification(tmp_path: Path, release_dir: Path
     code, output = run_cli("run", "id-random", "--track", "temp-id", "--setting",
                            "query-modified", "--data", release_dir, "-o", tmp_path / "o.jsonl")
     assert code == 2 and "--setting" in output
+
+
+def test_resuming_an_output_of_another_track_is_refused(
+        tmp_path: Path, release_dir: Path, bart_models: dict[str, Path]) -> None:
+    out = tmp_path / "o.jsonl"
+    out.write_text('{"id": 1, "question": "q", "location": "x", "pred_answer": "y"}\n')
+    code, output = run_cli("run", "bart", "--track", "temp", "--data", release_dir, "-o", out,
+                           "--model", bart_models["model"])
+    assert code == 1 and "cannot resume" in output and str(out) in output
+    out.write_text('{"id": 1, "label": true}\nnot json\n')
+    code, output = run_cli("run", "id-random", "--track", "temp-id", "--data", release_dir,
+                           "-o", out)
+    assert code == 1 and "cannot resume" in output

@@ -78,3 +78,24 @@ def test_decode_answer_with_a_real_reader_tokenizer(dpr_models: dict[str, Path])
     end[second_sep + 1] = 0.5
     answer = decode_answer(tok, ids, start, end, 10)
     assert answer is not None and answer[0] == "modi"
+
+
+def test_best_span_property_never_leaves_the_passage() -> None:
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+
+    @hypothesis.settings(max_examples=200, deadline=None)
+    @hypothesis.given(
+        question=st.integers(1, 6), title=st.integers(0, 4), text=st.integers(1, 12),
+        pad=st.integers(0, 5), max_len=st.integers(1, 12), data=st.data())
+    def check(question: int, title: int, text: int, pad: int, max_len: int,
+              data: "hypothesis.strategies.DataObject") -> None:
+        ids = [CLS, *[10] * question, SEP, *[20] * title, SEP, *[30] * text, *[PAD] * pad]
+        logits = st.lists(st.floats(-1e3, 1e3), min_size=len(ids), max_size=len(ids))
+        start, end = data.draw(logits), data.draw(logits)
+        bounds = passage_bounds(ids, SEP, STOP)
+        assert bounds == (question + title + 3, question + title + 2 + text)
+        first, last, _ = best_span(start, end, bounds, max_len)
+        assert bounds[0] <= first <= last <= bounds[1] and last - first < max_len
+
+    check()
