@@ -27,7 +27,8 @@ class YesNoField(SelectField):
     """A yes/no choice that also takes true/false and 1/0 from API clients."""
 
     def __init__(self, label: str, **kwargs: Any) -> None:
-        super().__init__(label, choices=[SelectChoice("no", "No"), SelectChoice("yes", "Yes")], default="no", **kwargs)
+        super().__init__(label, choices=[SelectChoice("no", "No"), SelectChoice("yes", "Yes")],
+                         default="no", **kwargs)
 
     def process_formdata(self, valuelist: list[str]) -> None:
         """Normalise the submitted word to yes/no; anything else is invalid."""
@@ -71,7 +72,8 @@ def valid_parameter_count(_form: FlaskForm, field: Field) -> None:
 class SubmissionForm(FlaskForm):
     """An upload with its metadata (page form, and the API's multipart fields)."""
 
-    track = SelectField("Track", choices=[SelectChoice(t, f"{t}: {TRACK_INFO[t].title}") for t in TRACKS])
+    track = SelectField("Track", choices=[SelectChoice(t, f"{t}: {TRACK_INFO[t].title}")
+                                          for t in TRACKS])
     split = SelectField("Split", choices=[SelectChoice(s, s) for s in SPLITS], default="dev")
     file = FileField("Prediction file", validators=[FileRequired("choose a file")])
     method_name = StringField("Method name", validators=[DataRequired(), Length(max=200)])

@@ -101,7 +101,7 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, Any]:
         return {"SQLALCHEMY_DATABASE_URI": f"sqlite:///{path}"}
     config = request.getfixturevalue("pg_config")
     engine = sa.create_engine(config["SQLALCHEMY_DATABASE_URI"],
-                              **{"connect_args": config["SQLALCHEMY_ENGINE_OPTIONS"]["connect_args"]})
+                              connect_args=config["SQLALCHEMY_ENGINE_OPTIONS"]["connect_args"])
     with engine.begin() as connection:
         tables = ", ".join(f'"{t.name}"' for t in db.metadata.sorted_tables)
         connection.execute(sa.text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))

@@ -76,6 +76,7 @@ def test_db_upgrade_gold_import_users_and_tokens(tmp_path: Path, release_dir: Pa
 def test_production_password_hash_meets_owasp(tmp_path: Path, runner: FlaskCliRunner,
                                               app: Flask) -> None:
     production = create_app({"SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"],
+                             "SQLALCHEMY_ENGINE_OPTIONS": app.config["SQLALCHEMY_ENGINE_OPTIONS"],
                              "SECRET_KEY": "x", "GOLD_DIR": str(tmp_path)})
     assert not production.config["TESTING"]
     result = production.test_cli_runner().invoke(args=[

@@ -48,7 +48,7 @@ def _crawl(client: FlaskClient, urls: list[str], headers: dict[str, str]) -> lis
             continue
         seen.add(url)
         response = client.get(url, headers=headers)
-        text = response.get_data(as_text=True)
+        text = response.get_data().decode("utf-8", "replace")  # plots are binary
         bodies.append(f"{url} {response.status_code} {response.headers} {text}")
         if response.mimetype == "text/html" and depth == 0:
             queue += [(link.split('"')[0], 1) for link in text.split('href="')[1:]]
