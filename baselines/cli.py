@@ -163,7 +163,7 @@ def _run_qa(runner: str, track: str, split: str, setting: str, data_dir: Path, o
     items = load_qa_items(data_dir, track, split, setting)
     meta = RunMeta(runner, track, split, {"setting": setting, "batch_size": batch_size,
                                           "limit": limit}, seed)
-    predict: Callable[[list[QAItem]], list[str]]
+    load_predictor: Callable[[], Callable[[list[QAItem]], list[str]]]
     if runner == "dpr":
         from baselines import dpr
 
@@ -180,7 +180,9 @@ def _run_qa(runner: str, track: str, split: str, setting: str, data_dir: Path, o
         meta.fingerprints = {name: fingerprint(getattr(cfg, name)) for name in
                              ("question_encoder", "ctx_encoder", "reader", "corpus")}
         checkpoint = cfg.reader
-        predict = dpr.DPRPipeline.build(cfg).predict
+
+        def load_predictor() -> Callable[[list[QAItem]], list[str]]:
+            return dpr.DPRPipeline.build(cfg).predict
     else:
         from baselines import bart
 
@@ -190,7 +192,9 @@ def _run_qa(runner: str, track: str, split: str, setting: str, data_dir: Path, o
                              "config": fingerprint(source.config),
                              "tokenizer": fingerprint(source.tokenizer)}
         checkpoint = source.model
-        predict = bart.BartPredictor.load(source).predict
+
+        def load_predictor() -> Callable[[list[QAItem]], list[str]]:
+            return bart.BartPredictor.load(source).predict
 
     finetuned = finetune_record(checkpoint)
     if setting == "finetuned" and finetuned is None:
@@ -198,8 +202,13 @@ def _run_qa(runner: str, track: str, split: str, setting: str, data_dir: Path, o
             "--setting finetuned but %s has no finetune.json: is it a fine-tuned checkpoint?",
             checkpoint)
 
+    # models load on the first pending batch: resuming a finished run loads nothing
+    loaded: list[Callable[[list[QAItem]], list[str]]] = []
+
     def predict_records(batch: list[QAItem]) -> list[dict[str, Any]]:
-        answers = predict(batch)
+        if not loaded:
+            loaded.append(load_predictor())
+        answers = loaded[0](batch)
         return [{**item.record, "pred_answer": answer} for item, answer in zip(batch, answers)]
 
     meta.fingerprints["data"] = fingerprint(release_file(data_dir, track, split))
