@@ -12,16 +12,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from benchmark import GoldSet, GoldSplit
 from flask import Flask
 from flask.testing import FlaskClient
 
+from benchmark import GoldSet, GoldSplit
 from situatedqa_server.extensions import db
-
 from tests.server.conftest import (  # noqa: F401  (pytest finds fixtures by name)
     PASSWORD,
     api_upload,
     client,
+    csrf_token,
     database,
     gold_dir,
     login,
@@ -40,7 +40,7 @@ DEV_ADDED_KEY = "990000002|2099|sampled_year"
 
 
 @pytest.fixture
-def app(database: dict[str, Any], gold_dir: Path, tmp_path: Path) -> Iterator[Flask]:
+def app(database: dict[str, Any], gold_dir: Path, tmp_path: Path) -> Iterator[Flask]:  # noqa: F811
     """The app on a fresh database and a gold folder of its own (versions are written there)."""
     own_gold = tmp_path / "gold"
     own_gold.mkdir()
@@ -100,7 +100,7 @@ def seer_file(dev: GoldSplit) -> bytes:
 
 
 @pytest.fixture
-def uploads(client: FlaskClient, release_gold: GoldSet) -> dict[str, int]:
+def uploads(client: FlaskClient, release_gold: GoldSet) -> dict[str, int]:  # noqa: F811
     """Published submissions: temp test all right and half right, temp dev, geo dev."""
     register(client, "alice")
     token = new_token(client)

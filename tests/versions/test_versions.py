@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from benchmark import GoldSet
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 from sqlalchemy import func, select
 
+from benchmark import GoldSet
 from situatedqa_server.extensions import db
 from situatedqa_server.models import AuditLog, GoldVersion, JobStatus, RescoreJob, Score
 from situatedqa_server.services import gold_store, versions
