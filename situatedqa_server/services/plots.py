@@ -9,6 +9,7 @@ live in the instance folder, shared by the workers of a host.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -31,6 +32,7 @@ from benchmark.scoring import CORRECT
 
 from ..extensions import db
 from ..models import Score, Submission, Visibility
+from . import ranking
 from .leaderboards import column_label
 
 if TYPE_CHECKING:
@@ -43,6 +45,7 @@ FORMATS = {"png": "image/png", "svg": "image/svg+xml"}
 #: so that no bar reveals the correctness of a handful of test examples.
 MIN_TEST_BUCKET = 30
 MAX_TOP = 10
+MAX_CACHED = 2000
 #: Location groups of the geo track, in the order of paper Table 7.
 GEO_GROUPS = ("em_us", "em_india", "em_other_common", "em_rare")
 YEAR = re.compile(r"^(\d{4})")
@@ -227,27 +230,31 @@ def draw_grouped(groups: list[str], series: list[tuple[str, list[Bar]]]) -> Call
 
 def sota_plot(track: str, split: str, version_id: int) -> PlotSpec:
     """State of the art over time: the best primary metric among entries published so far."""
+    return _sota_plot(ranking.board_generation(track, split, version_id))
+
+
+@functools.lru_cache(maxsize=64)
+def _sota_plot(generation: tuple[Any, ...]) -> PlotSpec:
+    """The state-of-the-art plot of one board generation (read once per worker)."""
+    _, track, split, version_id = generation[:4]
     rows = db.session.execute(
-        select(Submission.id, Submission.created_at, Score.primary_metric, Score.id,
-               Score.scored_at)
+        select(Submission.created_at, Score.primary_metric)
         .join(Score, Score.submission_id == Submission.id)
-        .where(Score.gold_version_id == version_id, Score.track == track,
-               Score.split == split, Submission.visibility == Visibility.PUBLIC.value,
+        .where(*ranking.board_where(track, split, version_id),
+               Submission.visibility == Visibility.PUBLIC.value,
                Submission.hidden.is_(False), Submission.deleted_at.is_(None),
                Score.primary_metric.is_not(None))
         .order_by(Submission.created_at, Submission.id)).all()
     steps: list[tuple[datetime, float]] = []
-    for _, created, value, _, _ in rows:
+    for created, value in rows:
         if not steps or value > steps[-1][1]:
             steps.append((created, value))
     primary = METRIC_LABELS[TRACK_INFO[track].primary]
     alt = (f"Step chart of the best {primary} on {track} {split} over time: "
            + "; ".join(f"{when:%Y-%m-%d} {value:.1f}" for when, value in steps)
            if steps else f"No published {track} {split} entries yet.")
-    signature = hashlib.sha256(json.dumps(
-        [list(r) for r in rows], default=str).encode()).hexdigest()
     return PlotSpec("sota", f"State of the art: {track} / {split}", alt,
-                    [track, split, version_id, signature], draw_steps(steps, primary))
+                    [generation[1:], steps], draw_steps(steps, primary))
 
 
 def draw_steps(steps: list[tuple[datetime, float]], primary: str) -> Callable[[Axes], None]:
@@ -283,7 +290,15 @@ def render(spec: PlotSpec, fmt: str) -> bytes:
     with os.fdopen(fd, "wb") as out:
         out.write(data)
     os.replace(tmp, path)
+    prune(path.parent)
     return data
+
+
+def prune(directory: Path, keep: int = MAX_CACHED) -> None:
+    """Delete the least recently written images beyond `keep` (old keys are never read)."""
+    files = sorted(directory.glob("*.*g"), key=lambda f: f.stat().st_mtime)
+    for stale in files[:-keep] if len(files) > keep else []:
+        stale.unlink(missing_ok=True)
 
 
 def draw(spec: PlotSpec, fmt: str) -> bytes:

@@ -5,11 +5,12 @@ group of the entry directly above it when the two-sided paired bootstrap test of
 primary-metric difference gives p >= ALPHA; otherwise it starts a new group. A group's
 label is the range of the ranks in it ("1–3"), or the single rank ("4").
 
-Only the entries of the visible page are resolved: the walk goes up from the page until a
-separation is found (where the page's first group starts) and down until one is found
-(where its last group ends). Each pair's p-value depends on two immutable stored score
-rows, so it is memoized per worker under their ids and scoring times; a new submission or
-a rescore adds or replaces rows and therefore keys, so no worker ever reads a stale group.
+Only the entries of the visible page are resolved: the walk goes up from each entry until
+a separation is found (where its group starts) and down until one is found (where it ends).
+The ranked order (ids only) and the pairwise decisions are cached per worker under the
+board's generation stamp (see board_generation), which every request reads afresh from
+indexes: no worker serves a stale group, and a page whose pairs have been tested costs a
+few index reads.
 """
 
 from __future__ import annotations
@@ -17,23 +18,25 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from typing import Any
 
 import numpy as np
-from flask import current_app
-from sqlalchemy import select
+from flask import current_app, g
+from sqlalchemy import func, select
 
 from benchmark import TRACK_INFO
-from benchmark.metrics import accuracy_from_binary, id_f1, paired_difference
+from benchmark.metrics import DEFAULT_SEED, accuracy_from_binary, id_f1, paired_difference
 from benchmark.scoring import CORRECT
 
 from ..extensions import db
-from ..models import Score, Submission, Visibility
+from ..models import AuditLog, Score, Submission, Visibility
 
 ALPHA = 0.05
 DEFAULT_RESAMPLES = 1000
 #: How far the walk may go beyond the page in either direction before it stops looking.
-MAX_WALK = 500
+MAX_WALK = 200
+#: Outcomes are read for this many neighbours on either side at once.
+OUTCOME_BATCH = 30
 EN_DASH = "\u2013"
 
 
@@ -43,7 +46,6 @@ class Ranked:
 
     submission_id: int
     score_id: int
-    scored_at: datetime
     rank: int
 
 
@@ -62,19 +64,10 @@ def paired_p_value(track: str, outcomes_a: bytes, outcomes_b: bytes, resamples: 
         return 0.0  # scored against different gold: never grouped
     primary = TRACK_INFO[track].primary
     statistic = id_f1 if primary == "f1" else accuracy_from_binary
-    # The same name and default seed as benchmark.compare, so both report one p-value.
+    # The same name and seed as benchmark.compare, so both report the same p-value.
     result = paired_difference(codes_a, codes_b, categories, statistic, name=primary,
-                               seed=20211107, resamples=resamples)
+                               seed=DEFAULT_SEED, resamples=resamples)
     return 1.0 if result.p_value is None else result.p_value
-
-
-@functools.lru_cache(maxsize=65536)
-def _cached_p_value(database: str, track: str, key_a: tuple[int, datetime],
-                    key_b: tuple[int, datetime], resamples: int) -> float:
-    """p-value of two stored scores, read once per worker and kept under immutable keys."""
-    rows = dict(db.session.execute(
-        select(Score.id, Score.outcomes).where(Score.id.in_([key_a[0], key_b[0]]))).all())
-    return paired_p_value(track, rows[key_a[0]], rows[key_b[0]], resamples)
 
 
 def label_of(first_rank: int, last_rank: int) -> str:
@@ -82,56 +75,113 @@ def label_of(first_rank: int, last_rank: int) -> str:
     return str(first_rank) if first_rank == last_rank else f"{first_rank}{EN_DASH}{last_rank}"
 
 
-def ranked_rows(track: str, split: str, version_id: int) -> list[Ranked]:
-    """Every visible scored entry of a board in primary-metric order (ids only, no outcomes)."""
-    rank = db.func.rank().over(order_by=Score.primary_metric.desc().nulls_last())
+def board_where(track: str, split: str, version_id: int) -> tuple[Any, ...]:
+    """The SQL conditions of a board's scores (all in the covering index ix_score_board)."""
+    return (Score.gold_version_id == version_id, Score.track == track, Score.split == split)
+
+
+def board_generation(track: str, split: str, version_id: int) -> tuple[Any, ...]:
+    """The board's generation stamp, read once per request (see _board_generation)."""
+    stamps = g.setdefault("board_generations", {})
+    if (track, split, version_id) not in stamps:
+        stamps[track, split, version_id] = _board_generation(track, split, version_id)
+    return stamps[track, split, version_id]
+
+
+def _board_generation(track: str, split: str, version_id: int) -> tuple[Any, ...]:
+    """A stamp that changes whenever the ranking of a board can change.
+
+    New scores raise the newest score id and the board's count; a rescore changes the sum
+    of the primary metric; publishing, withdrawing, hiding and deleting write the audit
+    log. Every part is read from an index, so computing it costs a few milliseconds.
+    """
+    count, total = db.session.execute(
+        select(func.count(Score.id), func.sum(Score.primary_metric))
+        .where(*board_where(track, split, version_id))).one()
+    newest_score = db.session.scalar(select(func.max(Score.id)))
+    newest_audit = db.session.scalar(select(func.max(AuditLog.id)))
+    database = str(current_app.config["SQLALCHEMY_DATABASE_URI"])
+    return (database, track, split, version_id, count, total, newest_score, newest_audit)
+
+
+@functools.lru_cache(maxsize=64)
+def ranked_rows(generation: tuple[Any, ...]) -> tuple[Ranked, ...]:
+    """Every visible scored entry of a board in primary-metric order, per generation."""
+    _, track, split, version_id = generation[:4]
+    rank = func.rank().over(order_by=Score.primary_metric.desc().nulls_last())
     rows = db.session.execute(
-        select(Submission.id, Score.id, Score.scored_at, rank)
+        select(Submission.id, Score.id, rank)
         .join(Score, Score.submission_id == Submission.id)
-        .where(Score.gold_version_id == version_id, Score.track == track, Score.split == split,
+        .where(*board_where(track, split, version_id),
                Submission.visibility == Visibility.PUBLIC.value,
                Submission.hidden.is_(False), Submission.deleted_at.is_(None))
         .order_by(Score.primary_metric.desc().nulls_last(), Submission.id)).all()
-    return [Ranked(*row) for row in rows]
+    return tuple(Ranked(*row) for row in rows)
 
 
 class _Walk:
-    """Pairwise decisions along a ranking, computed lazily and memoized."""
+    """Pairwise decisions and group bounds along one board generation, filled lazily."""
 
     def __init__(self, track: str, rows: Sequence[Ranked], resamples: int) -> None:
         self.track, self.rows, self.resamples = track, rows, resamples
         self.joined: dict[int, bool] = {}
-        self.database = str(current_app.config["SQLALCHEMY_DATABASE_URI"])
+        self.first: dict[int, int] = {}
+        self.last: dict[int, int] = {}
+        self.outcomes: dict[int, bytes] = {}
+        self.position_of = {row.submission_id: i for i, row in enumerate(rows)}
+
+    def codes(self, position: int) -> bytes:
+        """The stored outcomes of a position, read in batches around it."""
+        score_id = self.rows[position].score_id
+        if score_id not in self.outcomes:
+            ids = [r.score_id for r in self.rows[max(0, position - OUTCOME_BATCH):
+                                                   position + OUTCOME_BATCH]]
+            self.outcomes.update(db.session.execute(
+                select(Score.id, Score.outcomes).where(Score.id.in_(ids))).all())
+        return self.outcomes[score_id]
 
     def joins_above(self, position: int) -> bool:
         """Whether the entry at position joins the group of the one above it."""
         if position <= 0:
             return False
         if position not in self.joined:
-            above, below = self.rows[position - 1], self.rows[position]
-            p_value = _cached_p_value(self.database, self.track,
-                                      (above.score_id, above.scored_at),
-                                      (below.score_id, below.scored_at), self.resamples)
+            p_value = paired_p_value(self.track, self.codes(position - 1),
+                                     self.codes(position), self.resamples)
             self.joined[position] = p_value >= ALPHA
         return self.joined[position]
+
+    def bound(self, position: int, step: int) -> int:
+        """The first (step -1) or last (step +1) position of the group, at most MAX_WALK away."""
+        memo = self.first if step < 0 else self.last
+        limit = (max(0, position - MAX_WALK) if step < 0
+                 else min(len(self.rows) - 1, position + MAX_WALK))
+        path, current = [], position
+        while current not in memo and current != limit and self.joins_above(
+                current if step < 0 else current + 1):
+            path.append(current)
+            current += step
+        found = memo.get(current, current)
+        for visited in (*path, current):
+            memo[visited] = found
+        return found
+
+
+@functools.lru_cache(maxsize=32)
+def _walk(generation: tuple[Any, ...], resamples: int) -> _Walk:
+    """The walk of one board generation, shared by the requests a worker serves."""
+    return _Walk(generation[1], ranked_rows(generation), resamples)
 
 
 def rank_groups(track: str, split: str, version_id: int,
                 submission_ids: Iterable[int]) -> dict[int, str]:
     """The rank-group label of each listed submission that is ranked on the board."""
-    rows = ranked_rows(track, split, version_id)
-    position_of = {row.submission_id: i for i, row in enumerate(rows)}
     resamples = int(current_app.config.get("RANK_GROUP_RESAMPLES", DEFAULT_RESAMPLES))
-    walk = _Walk(track, rows, resamples)
+    walk = _walk(board_generation(track, split, version_id), resamples)
     labels = {}
     for submission_id in submission_ids:
-        position = position_of.get(submission_id)
-        if position is None:
-            continue
-        first, last = position, position
-        while first > max(0, position - MAX_WALK) and walk.joins_above(first):
-            first -= 1
-        while last + 1 < min(len(rows), position + MAX_WALK) and walk.joins_above(last + 1):
-            last += 1
-        labels[submission_id] = label_of(rows[first].rank, rows[last].rank)
+        position = walk.position_of.get(submission_id)
+        if position is not None:
+            first, last = walk.bound(position, -1), walk.bound(position, +1)
+            labels[submission_id] = label_of(walk.rows[first].rank, walk.rows[last].rank)
+    walk.outcomes.clear()  # the decisions are kept; the blobs are not worth the memory
     return labels
