@@ -19,6 +19,7 @@ from benchmark import GoldSet, GoldSplit
 from situatedqa_server.extensions import db
 from tests.server.conftest import (  # noqa: F401  (pytest finds fixtures by name)
     PASSWORD,
+    LiveServer,
     api_upload,
     client,
     csrf_token,
