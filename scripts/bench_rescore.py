@@ -27,11 +27,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmark import ID_TRACKS, GoldSet, GoldSplit, import_release  # noqa: E402
-from situatedqa_server import create_app  # noqa: E402
-from situatedqa_server.extensions import db  # noqa: E402
-from situatedqa_server.models import Score, Submission, Team, User  # noqa: E402
-from situatedqa_server.services import gold_store, versions  # noqa: E402
+from benchmark import ID_TRACKS, GoldSet, GoldSplit, import_release
+from situatedqa_server import create_app
+from situatedqa_server.extensions import db
+from situatedqa_server.models import Score, Submission, Team, User
+from situatedqa_server.services import gold_store, versions
 
 SPLITS = ("dev", "test")
 SEED_BATCH = 1000
