@@ -79,8 +79,11 @@ def _init_extensions(app: Flask) -> None:
 def _register_blueprints(app: Flask) -> None:
     """Attach every surface of the server and the organizer commands."""
     from . import admin, api, auth, cli, data, leaderboards, submissions, versions
+    from .converters import IdConverter
     from .extensions import csrf
 
+    # Before any route: ids too large for the database are 404s, not driver errors.
+    app.url_map.converters["int"] = IdConverter
     app.register_blueprint(auth.bp)
     app.register_blueprint(submissions.bp)
     app.register_blueprint(leaderboards.bp)
@@ -97,7 +100,8 @@ def _register_blueprints(app: Flask) -> None:
 
 def _register_insight(app: Flask) -> None:
     """Plots, rank groups, comparisons, exports, snapshots and the API description."""
-    from . import insight, snapshots
+    from . import insight, openapi, snapshots
 
     app.register_blueprint(insight.bp)
     app.register_blueprint(snapshots.bp)
+    app.register_blueprint(openapi.bp)

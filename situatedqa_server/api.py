@@ -17,6 +17,7 @@ from .errors import ApiError
 from .extensions import config_limit, db, limiter
 from .forms import SubmissionForm
 from .models import Score, Submission, User
+from .openapi import check_board_query
 from .services import accounts, quotas, scoring, visibility
 from .services.gold_store import GoldUnavailable
 from .services.leaderboards import (
@@ -158,6 +159,7 @@ def delete(submission_id: int) -> tuple[str, int]:
 @bp.get("/leaderboards/<track>")
 def leaderboard(track: str) -> dict[str, Any]:
     """A leaderboard page as JSON (same query parameters as the page)."""
+    check_board_query(track, request.args)
     try:
         board = load_board(parse_board_query(track, request.args,
                                               current_app.config["LEADERBOARD_PAGE_SIZE"]))
