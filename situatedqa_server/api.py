@@ -91,7 +91,8 @@ def create_submission() -> tuple[dict[str, Any], int]:
         raise ApiError(400, "invalid_file", "the file was rejected; nothing was stored",
                        {"problems": exc.to_json(), "truncated": exc.truncated}) from None
     except quotas.QuotaExceeded as exc:
-        raise ApiError(429, "quota_exceeded", exc.message, exc.details) from None
+        raise ApiError(429, "quota_exceeded", exc.message, exc.details,
+                       headers=quotas.retry_after(exc.details)) from None
     except GoldUnavailable as exc:
         raise ApiError(503, "gold_unavailable", str(exc)) from None
     return submission_json(submission, score), 201

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ from platformdirs import user_config_dir
 DEFAULT_URL = "http://127.0.0.1:8000"
 CONFIG_ENV = "SITUATEDQA_CONFIG_DIR"
 TIMEOUT = 120
+FINAL_STATUSES = ("scored", "failed")
 
 
 def config_path() -> Path:
@@ -95,6 +97,11 @@ def explain_error(response: requests.Response) -> str:
     if isinstance(details, dict) and details.get("problems"):
         lines = [message] + [f"  {format_problem(p)}" for p in details["problems"]]
         return "\n".join(lines)
+    if isinstance(details, dict) and isinstance(details.get("fields"), dict):
+        lines = [message] + [f"  {name}: {'; '.join(map(str, errors))}"
+                             if isinstance(errors, list) else f"  {name}: {errors}"
+                             for name, errors in details["fields"].items()]
+        return "\n".join(lines)
     return f"{message} (HTTP {response.status_code})"
 
 
@@ -163,8 +170,21 @@ def submit(api: Api, file: Path, track: str, split: str, method_name: str | None
     with file.open("rb") as stream:
         result = api.json("POST", "/api/v1/submissions", data=fields,
                           files={"file": (file.name, stream)})
+    result = wait_for_scores(api, result)
     click.echo(f"submission {result['id']}: {result.get('status', 'scored')}")
     print_scores(result)
+
+
+def wait_for_scores(api: Api, result: dict[str, Any], poll: float = 2.0) -> dict[str, Any]:
+    """Poll a submission until it is scored (this server scores during the upload)."""
+    deadline = time.monotonic() + TIMEOUT
+    while result.get("status", "scored") not in FINAL_STATUSES:
+        if time.monotonic() > deadline:
+            raise click.ClickException(f"submission {result['id']} is still "
+                                       f"{result.get('status')}; check `situatedqa show`")
+        time.sleep(poll)
+        result = api.json("GET", f"/api/v1/submissions/{result['id']}")
+    return result
 
 
 @main.command("list")

@@ -57,6 +57,14 @@ def next_reset() -> str:
     return midnight.isoformat().replace("+00:00", "Z")
 
 
+def retry_after(details: dict[str, Any]) -> dict[str, str]:
+    """A Retry-After header (seconds to the reset) for a quota that resets; none otherwise."""
+    if not details.get("resets_at"):
+        return {}
+    moment = datetime.fromisoformat(details["resets_at"].replace("Z", "+00:00"))
+    return {"Retry-After": str(max(1, int((moment - datetime.now(UTC)).total_seconds()) + 1))}
+
+
 def begin_locked() -> None:
     """End the session's transaction and start one that holds the write lock (SQLite).
 
