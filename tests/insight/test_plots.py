@@ -1,0 +1,103 @@
+"""Every plot route answers a valid, non-empty PNG or SVG, and a new submission refreshes it."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ElementTree
+from typing import Any
+
+import pytest
+from benchmark import GoldSet
+from flask.testing import FlaskClient
+
+from .conftest import api_upload, prediction_file
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def assert_image(response: Any, fmt: str) -> None:
+    """A 200 with a well-formed PNG or SVG body."""
+    assert response.status_code == 200, response.get_data(as_text=True)[:300]
+    if fmt == "png":
+        assert response.mimetype == "image/png" and response.data.startswith(PNG_MAGIC)
+        assert len(response.data) > 2000
+    else:
+        assert response.mimetype == "image/svg+xml"
+        root = ElementTree.fromstring(response.data)
+        assert root.tag.endswith("svg") and len(root) > 0
+
+
+def plot_urls(seeded: dict[str, Any], geo_id: int) -> list[str]:
+    """Every plot route of the seeded data."""
+    ids = seeded["ids"]
+    return [f"/insight/submissions/{ids['strong-test']}/plots/scores",
+            f"/insight/submissions/{ids['strong-test']}/plots/years",
+            f"/insight/submissions/{ids['strong-dev']}/plots/years",
+            f"/insight/submissions/{geo_id}/plots/groups",
+            f"/insight/submissions/{geo_id}/plots/scores",
+            "/insight/leaderboards/temp/plots/top", "/insight/leaderboards/temp/plots/sota",
+            "/insight/leaderboards/geo/plots/top", "/insight/leaderboards/geo/plots/sota"]
+
+
+@pytest.fixture
+def geo_id(seeded: dict[str, Any], release_gold: GoldSet) -> int:
+    """A public geo/dev submission of alice."""
+    gold = release_gold.get("geo", "dev")
+    response = api_upload(seeded["client"], seeded["token"], gold,
+                          prediction_file(gold, len(gold) // 3), public="true")
+    return int(response.json["id"])
+
+
+@pytest.mark.parametrize("fmt", ["png", "svg"])
+def test_every_plot_route_answers_an_image(seeded: dict[str, Any], geo_id: int,
+                                           fmt: str) -> None:
+    client: FlaskClient = seeded["client"]
+    for url in plot_urls(seeded, geo_id):
+        split = "dev" if "/leaderboards/geo/" in url else "test"
+        assert_image(client.get(f"{url}.{fmt}?split={split}"), fmt)
+
+
+def test_unknown_plots_are_404(seeded: dict[str, Any], geo_id: int) -> None:
+    client: FlaskClient = seeded["client"]
+    strong = seeded["ids"]["strong-test"]
+    for url in (f"/insight/submissions/{strong}/plots/groups.png",  # geo only
+                f"/insight/submissions/{geo_id}/plots/years.png",  # temp only
+                f"/insight/submissions/{strong}/plots/scores.gif",
+                "/insight/leaderboards/temp/plots/nope.png",
+                "/insight/leaderboards/x/plots/top.png"):
+        assert client.get(url).status_code == 404, url
+    private = f"/insight/submissions/{seeded['ids']['private']}/plots/scores.png"
+    assert client.get(private).status_code == 200  # the owner's team sees it
+    assert client.application.test_client().get(private).status_code == 404  # others do not
+    assert client.get("/insight/leaderboards/temp/plots/top.png?split=x").status_code == 400
+
+
+def test_a_new_submission_refreshes_the_cached_plots(seeded: dict[str, Any],
+                                                     release_gold: GoldSet) -> None:
+    client: FlaskClient = seeded["client"]
+    urls = ["/insight/leaderboards/temp/plots/top.svg?split=test",
+            "/insight/leaderboards/temp/plots/sota.svg?split=test"]
+    before = {url: client.get(url) for url in urls}
+    for url, response in before.items():
+        assert client.get(url, headers={"If-None-Match": response.headers["ETag"]}).status_code == 304
+        assert client.get(url).data == response.data  # served from the cache
+    gold = release_gold.get("temp", "test")
+    upload = api_upload(client, seeded["token"], gold, prediction_file(gold, len(gold) - 10),
+                        method_name="new best", public="true")
+    assert upload.status_code == 201
+    for url, response in before.items():
+        after = client.get(url, headers={"If-None-Match": response.headers["ETag"]})
+        assert after.status_code == 200 and after.headers["ETag"] != response.headers["ETag"]
+        assert b"new best" in after.data or b"99." in after.data or after.data != response.data
+
+
+def test_pages_show_plots_with_alt_text(seeded: dict[str, Any]) -> None:
+    client: FlaskClient = seeded["client"]
+    pages = [f"/submissions/{seeded['ids']['strong-test']}", "/leaderboards/temp?split=test"]
+    for url in pages:
+        html = client.get(url).get_data(as_text=True)
+        images = re.findall(r'<img src="([^"]+)" alt="([^"]+)"', html)
+        assert len(images) >= 2, url
+        for src, alt in images:
+            assert len(alt) > 30
+            assert_image(client.get(src.replace("&amp;", "&")), "png")

@@ -1,0 +1,68 @@
+"""Rank groups from hand-made outcomes: the paired test decides who shares a group."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from flask import Flask
+
+from situatedqa_server.models import User
+from situatedqa_server.services import ranking
+from situatedqa_server.services.gold_store import active_version
+
+from .conftest import add_scored, add_user
+
+N = 506  # geo/test
+
+
+def outcomes(correct: int, flip: int = 0) -> np.ndarray:
+    """The first `correct` examples right (codes 3), with the first `flip` of them swapped
+    for wrong ones further down, so two arrays can differ on few examples at equal EM."""
+    codes = np.zeros(N, dtype=np.uint8)
+    codes[:correct] = 3
+    codes[:flip] = 0
+    codes[correct:correct + flip] = 3
+    return codes
+
+
+@pytest.fixture
+def three(app: Flask) -> dict[str, Any]:
+    """A and B differ on 4 examples (indistinguishable); C is far worse."""
+    with app.app_context():
+        user: User = add_user("ranker")
+        ids = {"A": add_scored(user, "geo", "test", outcomes(300), name="A").id,
+               "B": add_scored(user, "geo", "test", outcomes(298, flip=2), name="B").id,
+               "C": add_scored(user, "geo", "test", outcomes(150), name="C").id}
+    return ids
+
+
+def test_label_is_the_range_of_ranks() -> None:
+    assert ranking.label_of(1, 1) == "1"
+    assert ranking.label_of(1, 3) == "1\u20133"
+
+
+def test_indistinguishable_entries_share_a_group(app: Flask, three: dict[str, Any]) -> None:
+    with app.test_request_context():
+        groups = ranking.rank_groups("geo", "test", active_version().id, three.values())
+    assert [groups[three[name]] for name in "ABC"] == ["1\u20132", "1\u20132", "3"]
+
+
+def test_the_page_shows_groups_and_the_rule(app: Flask, three: dict[str, Any]) -> None:
+    client = app.test_client()
+    page = client.get("/leaderboards/geo?split=test").get_data(as_text=True)
+    assert page.count("group 1\u20132") == 2 and "group 3" in page
+    assert "p&nbsp;≥&nbsp;0.05" in page and 'id="rank-groups"' in page
+    # On a later page the group still spans the ranks of the page before.
+    second = client.get("/leaderboards/geo?split=test&per_page=1&page=2").get_data(as_text=True)
+    assert "group 1\u20132" in second
+
+
+def test_groups_follow_new_submissions(app: Flask, three: dict[str, Any]) -> None:
+    client = app.test_client()
+    assert "group 3<" in client.get("/leaderboards/geo?split=test").get_data(as_text=True)
+    with app.app_context():
+        add_scored(add_user("late"), "geo", "test", outcomes(149, flip=1), name="D")
+    page = client.get("/leaderboards/geo?split=test").get_data(as_text=True)
+    assert page.count("group 3\u20134") == 2
