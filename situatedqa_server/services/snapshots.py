@@ -74,7 +74,7 @@ def freeze(track: str, split: str, title: str, note: str, actor: User) -> Snapsh
 
 def bibtex(snapshot: Snapshot, url: str) -> str:
     """A BibTeX @misc entry citing the snapshot by its stable URL and digest."""
-    title = BIBTEX_UNSAFE.sub("", snapshot.title)
+    title = " ".join(BIBTEX_UNSAFE.sub("", snapshot.title).split())
     created = snapshot.created_at
     return (
         f"@misc{{situatedqa-{snapshot.slug},\n"

@@ -1,0 +1,82 @@
+"""Snapshots: frozen by organizers, unchanged by later submissions and rescoring, citable."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from benchmark import GoldSet
+from flask.testing import FlaskClient
+from sqlalchemy import update
+
+from situatedqa_server.extensions import db
+from situatedqa_server.models import Score
+
+from .conftest import PASSWORD, api_upload, csrf_token, login, prediction_file
+
+
+def organizer(seeded: dict[str, Any]) -> FlaskClient:
+    """A logged-in organizer of the seeded app."""
+    app = seeded["client"].application
+    app.test_cli_runner().invoke(args=["users", "create", "root", "--email", "r@example.org",
+                                       "--password", PASSWORD, "--admin"])
+    client = app.test_client()
+    login(client, "root")
+    return client
+
+
+def freeze(client: FlaskClient, title: str = "Temporal test, December") -> str:
+    """Freeze temp/test through the form; the snapshot's URL."""
+    response = client.post("/snapshots/", data={
+        "csrf_token": csrf_token(client, "/snapshots/"), "track": "temp", "split": "test",
+        "title": title, "note": "For the camera-ready."})
+    assert response.status_code == 302, response.get_data(as_text=True)
+    return response.headers["Location"]
+
+
+def test_only_organizers_freeze(seeded: dict[str, Any]) -> None:
+    alice: FlaskClient = seeded["client"]
+    token = csrf_token(alice, "/auth/account")
+    response = alice.post("/snapshots/", data={"csrf_token": token, "track": "temp",
+                                               "split": "test", "title": "mine"})
+    assert response.status_code == 404
+    assert 'action="/snapshots/"' not in alice.get("/snapshots/").get_data(as_text=True)
+
+
+def test_snapshot_never_changes(seeded: dict[str, Any], release_gold: GoldSet) -> None:
+    root = organizer(seeded)
+    url = freeze(root)
+    public = seeded["client"].application.test_client()
+    before = {suffix: public.get(url + suffix).data for suffix in ("", ".json", ".csv", ".bib")}
+    frozen = json.loads(before[".json"])
+    assert [e["method_name"] for e in frozen["leaderboard"]["entries"]] == [
+        "strong test", "weak test"]
+    payload = json.dumps(frozen["leaderboard"], sort_keys=True, separators=(",", ":"))
+    assert hashlib.sha256(payload.encode()).hexdigest() == frozen["sha256"]
+
+    gold = release_gold.get("temp", "test")
+    api_upload(seeded["client"], seeded["token"], gold, prediction_file(gold), public="true",
+               method_name="perfect later")
+    app = seeded["client"].application
+    with app.app_context():  # a rescore rewrites every score of the board
+        db.session.execute(update(Score).values(primary_metric=1.0, metrics={"em": 1.0}))
+        db.session.commit()
+    live = public.get("/api/v1/leaderboards/temp?split=test").json
+    assert live["entries"][0]["metrics"]["em"] == 1.0 and live["total"] == 3
+    assert {s: public.get(url + s).data for s in before} == before
+
+
+def test_snapshot_page_offers_bibtex(seeded: dict[str, Any]) -> None:
+    root = organizer(seeded)
+    url = freeze(root, title="Temporal {test} 100% & more")
+    page = root.get(url).get_data(as_text=True)
+    bib = root.get(url + ".bib").get_data(as_text=True)
+    assert bib.startswith("@misc{situatedqa-temp-test-") and "\\url{http://localhost/snapshots/" in bib
+    assert "Temporal test 100 more" in bib  # BibTeX's special characters are dropped
+    assert "@misc{situatedqa-temp-test-" in page and "group" not in bib
+    second = freeze(root)
+    assert second != url and second.endswith("-2")
+    listing = root.get("/snapshots/?track=temp").get_data(as_text=True)
+    assert url.split("/")[-1] in listing and second.split("/")[-1] in listing
+    assert root.get("/snapshots/nope").status_code == 404
