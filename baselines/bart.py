@@ -7,9 +7,10 @@ bart-closed-book-qa checkpoint is. torch/transformers are imported lazily.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import click
 
@@ -80,7 +81,7 @@ def clean_state_dict(state: Any) -> dict[str, Any]:
     for key in ("state_dict", "model"):
         if isinstance(state, dict) and isinstance(state.get(key), dict):
             state = state[key]
-    return {(k[len("module."):] if k.startswith("module.") else k): v for k, v in state.items()}
+    return {(k.removeprefix("module.")): v for k, v in state.items()}
 
 
 def load_bart(source: BartSource) -> tuple[Any, Any]:
@@ -129,7 +130,7 @@ class BartPredictor:
         self.model, self.tokenizer = model, tokenizer
 
     @classmethod
-    def load(cls, source: BartSource) -> "BartPredictor":
+    def load(cls, source: BartSource) -> BartPredictor:
         """Load the model and tokenizer from SOURCE."""
         return cls(*load_bart(source))
 

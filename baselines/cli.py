@@ -5,16 +5,29 @@ from __future__ import annotations
 import json
 import logging
 import random
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 
 from baselines.loop import run_batches
 from baselines.output import OutputFormatError, ResumableWriter, RunMeta, fingerprint
 from baselines.release import (
-    DATA_ENV, ID_TRACKS, QA_TRACKS, SETTINGS, SPLITS, TRACKS, IDItem, QAItem, ReleaseError,
-    load_id_items, load_qa_items, qa_key, release_file)
+    DATA_ENV,
+    ID_TRACKS,
+    QA_TRACKS,
+    SETTINGS,
+    SPLITS,
+    TRACKS,
+    IDItem,
+    QAItem,
+    ReleaseError,
+    load_id_items,
+    load_qa_items,
+    qa_key,
+    release_file,
+)
 
 RUNNERS = ("dpr", "bart", "id-random", "id-tfidf", "id-minilm")
 QA_RUNNERS = ("dpr", "bart")
@@ -291,6 +304,6 @@ def score_id(predictions: Path, track: str, split: str, data: Path | None) -> No
     click.echo(json.dumps({k: round(v, 1) for k, v in metrics.items()}))
 
 
-from baselines.finetune_cli import finetune  # noqa: E402  (registers the subcommand)
+from baselines.finetune_cli import finetune
 
 main.add_command(finetune)

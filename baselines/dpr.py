@@ -9,9 +9,10 @@ import csv
 import json
 import logging
 import sys
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import click
 
@@ -107,7 +108,7 @@ class PassageIndex:
         self.index = index
 
     @classmethod
-    def build(cls, kind: str, embeddings: Any) -> "PassageIndex":
+    def build(cls, kind: str, embeddings: Any) -> PassageIndex:
         """Build an index of KIND over an (n, d) float32 matrix."""
         import numpy as np
 
@@ -153,7 +154,7 @@ class PassageIndex:
                                            encoding="utf-8")
 
     @classmethod
-    def load(cls, folder: Path, info: dict[str, Any]) -> "PassageIndex | None":
+    def load(cls, folder: Path, info: dict[str, Any]) -> PassageIndex | None:
         """Load a saved index if it matches INFO (same kind, corpus, encoder), else None."""
         import numpy as np
 
@@ -236,11 +237,16 @@ class DPRPipeline:
         self.reader, self.reader_tok = reader, reader_tok
 
     @classmethod
-    def build(cls, cfg: DPRRunConfig, reader_override: Any = None) -> "DPRPipeline":
+    def build(cls, cfg: DPRRunConfig, reader_override: Any = None) -> DPRPipeline:
         """Load encoders, reader and corpus; load the saved index or build (and save) it."""
-        from transformers import (DPRContextEncoder, DPRContextEncoderTokenizer,
-                                  DPRQuestionEncoder, DPRQuestionEncoderTokenizer, DPRReader,
-                                  DPRReaderTokenizer)
+        from transformers import (
+            DPRContextEncoder,
+            DPRContextEncoderTokenizer,
+            DPRQuestionEncoder,
+            DPRQuestionEncoderTokenizer,
+            DPRReader,
+            DPRReaderTokenizer,
+        )
 
         passages = read_corpus(cfg.corpus)
         info = {"corpus_sha256": sha256_file(cfg.corpus), "passages": len(passages),

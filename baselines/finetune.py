@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import logging
 import random
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from baselines.metrics import contains_answer, em_score
 from baselines.release import QAItem

@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 import logging
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from baselines.metrics import binary_metrics
 from baselines.release import IDItem
@@ -131,8 +132,11 @@ def train_classifier(init: Path, train: Sequence[IDItem], dev: Sequence[IDItem],
 
     import torch
     from tqdm import tqdm
-    from transformers import (AutoModelForSequenceClassification, AutoTokenizer,
-                              get_linear_schedule_with_warmup)
+    from transformers import (
+        AutoModelForSequenceClassification,
+        AutoTokenizer,
+        get_linear_schedule_with_warmup,
+    )
 
     torch.manual_seed(cfg.seed)
     tokenizer = AutoTokenizer.from_pretrained(str(init))

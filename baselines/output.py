@@ -7,9 +7,10 @@ import hashlib
 import json
 import subprocess
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence, TypeVar
+from typing import Any, Self, TypeVar
 
 import baselines
 
@@ -78,7 +79,7 @@ class ResumableWriter:
         """Close the output file."""
         self._handle.close()
 
-    def __enter__(self) -> "ResumableWriter":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 TRACK_METRICS: Mapping[str, frozenset[str]] = {
     "temp": frozenset({"em", "em_static", "em_sampled", "em_start", "em_any"}),

@@ -7,7 +7,7 @@ SECOND [SEP] and ends before padding (or any later special token). Spans never l
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def passage_bounds(input_ids: Sequence[int], sep_id: int, stop_ids: frozenset[int],

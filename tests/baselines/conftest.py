@@ -22,12 +22,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 REAL_DATA = os.environ.get("SITUATEDQA_DATA")
 
-WORDS = (
-    "who what when where is was the president prime minister of india usa france in as "
-    "2018 2019 2020 2021 paris london capital city olympics held previously current team "
-    "won world cup last time chancellor germany modi trump biden macron merkel scholz "
-    "tokyo beijing rio currency dollar euro rupee value how many episodes season crown"
-).split()
+WORDS = ["who", "what", "when", "where", "is", "was", "the", "president", "prime", "minister", "of", "india", "usa", "france", "in", "as", "2018", "2019", "2020", "2021", "paris", "london", "capital", "city", "olympics", "held", "previously", "current", "team", "won", "world", "cup", "last", "time", "chancellor", "germany", "modi", "trump", "biden", "macron", "merkel", "scholz", "tokyo", "beijing", "rio", "currency", "dollar", "euro", "rupee", "value", "how", "many", "episodes", "season", "crown"]
 
 
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -97,7 +92,7 @@ def id_rows(offset: int, n: int, with_source: bool) -> list[dict[str, Any]]:
     for i in range(n):
         dependent = i % 2 == 0
         q = ("who is the current president of " if dependent else "what is the capital of ") + \
-            ("india usa france germany".split()[i % 4])
+            (["india", "usa", "france", "germany"][i % 4])
         row: dict[str, Any] = {"question": q, "id": offset + i,
                                "is_dependent": "yes" if dependent else "no"}
         if with_source:

@@ -11,8 +11,9 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from baselines import bart  # noqa: E402
-from baselines_helpers import invoke, read  # noqa: E402
+from baselines_helpers import invoke, read
+
+from baselines import bart
 
 
 def test_bart_input() -> None:

@@ -11,9 +11,10 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("faiss")
 
-from baselines.finetune import find_sublist, reader_examples  # noqa: E402
-from baselines.release import QAItem  # noqa: E402
-from baselines_helpers import dpr_args, invoke, read  # noqa: E402
+from baselines_helpers import dpr_args, invoke, read
+
+from baselines.finetune import find_sublist, reader_examples
+from baselines.release import QAItem
 
 
 @pytest.mark.parametrize("context", ["temp", "previous"])

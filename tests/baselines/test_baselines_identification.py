@@ -7,11 +7,11 @@ import os
 from pathlib import Path
 
 import pytest
+from baselines_helpers import invoke, read
 
 from baselines.identification import IDPrediction, positive_rate, predict_random
 from baselines.metrics import binary_metrics
 from baselines.release import IDItem, load_id_items, parse_label
-from baselines_helpers import invoke, read
 
 
 def test_label_comes_from_is_dependent(release_dir: Path) -> None:

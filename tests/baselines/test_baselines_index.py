@@ -11,8 +11,9 @@ pytest.importorskip("faiss")
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from baselines.dpr import PassageIndex, numpy_top_k, read_corpus  # noqa: E402
-from baselines_helpers import dpr_args, invoke, read  # noqa: E402
+from baselines_helpers import dpr_args, invoke, read
+
+from baselines.dpr import PassageIndex, numpy_top_k, read_corpus
 
 
 def test_numpy_top_k_matches_faiss_flat() -> None:
@@ -21,7 +22,7 @@ def test_numpy_top_k_matches_faiss_flat() -> None:
     queries = rng.normal(size=(4, 8)).astype(np.float32)
     n_scores, n_idx = numpy_top_k(queries, passages, 10)
     f_scores, f_idx = PassageIndex.build("flat", passages).search(queries, 10)
-    h_scores, h_idx = PassageIndex.build("hnsw", passages).search(queries, 10)
+    _h_scores, h_idx = PassageIndex.build("hnsw", passages).search(queries, 10)
     assert (n_idx == f_idx).all() and np.allclose(n_scores, f_scores, atol=1e-5)
     assert (h_idx == f_idx).all()
     assert numpy_top_k(queries, passages, 100)[1].shape == (4, 50)

@@ -7,8 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from baselines.reported import (ReportedSchemaError, TRACK_METRICS, load_reported, parse_entry,
-                                select)
+from baselines.reported import (
+    TRACK_METRICS,
+    ReportedSchemaError,
+    load_reported,
+    parse_entry,
+    select,
+)
 
 
 def find(track: str, split: str, method: str, table: int, setting: str | None = None,

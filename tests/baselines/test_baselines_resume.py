@@ -11,8 +11,9 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("faiss")
 
-from baselines.output import ResumableWriter, pending_batches, read_done_keys  # noqa: E402
-from baselines_helpers import dpr_args, invoke  # noqa: E402
+from baselines_helpers import dpr_args, invoke
+
+from baselines.output import ResumableWriter, pending_batches, read_done_keys
 
 
 def runner_args(runner: str, bart_models: dict[str, Path], dpr_models: dict[str, Path],
@@ -46,7 +47,7 @@ def test_interrupted_then_resumed_equals_uninterrupted(
 
 def test_writer_skips_done_keys(tmp_path: Path) -> None:
     path = tmp_path / "out.jsonl"
-    key = lambda r: (r["id"],)  # noqa: E731
+    key = lambda r: (r["id"],)
     with ResumableWriter(path, key) as writer:
         writer.write_batch([{"id": 1}, {"id": 2}])
     with ResumableWriter(path, key) as writer:

@@ -12,8 +12,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("faiss")
 
-from baselines_helpers import (  # noqa: E402
-    EXPECTED_FIELDS, SETTINGS, dpr_args, expected_count, invoke, read)
+from baselines_helpers import EXPECTED_FIELDS, SETTINGS, dpr_args, expected_count, invoke, read
 
 
 @pytest.mark.parametrize("setting", SETTINGS)

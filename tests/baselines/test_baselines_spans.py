@@ -89,7 +89,7 @@ def test_best_span_property_never_leaves_the_passage() -> None:
         question=st.integers(1, 6), title=st.integers(0, 4), text=st.integers(1, 12),
         pad=st.integers(0, 5), max_len=st.integers(1, 12), data=st.data())
     def check(question: int, title: int, text: int, pad: int, max_len: int,
-              data: "hypothesis.strategies.DataObject") -> None:
+              data: hypothesis.strategies.DataObject) -> None:
         ids = [CLS, *[10] * question, SEP, *[20] * title, SEP, *[30] * text, *[PAD] * pad]
         logits = st.lists(st.floats(-1e3, 1e3), min_size=len(ids), max_size=len(ids))
         start, end = data.draw(logits), data.draw(logits)
