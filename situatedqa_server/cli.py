@@ -19,12 +19,14 @@ from benchmark.versions import Change, UpdateError
 from .extensions import db
 from .models import ApiToken, GoldVersion, ModelType, ReportedEntry, Submission, User
 from .services import accounts, gold_store, scoring, versions, visibility
+from .services import baselines as baseline_service
 
 gold_cli = AppGroup("gold", help="Import the canonical gold; build and activate versions.")
 users_cli = AppGroup("users", help="Create and list accounts.")
 tokens_cli = AppGroup("tokens", help="Create and revoke API tokens.")
 submissions_cli = AppGroup("submissions", help="List, hide, unhide and rescore submissions.")
 reported_cli = AppGroup("reported", help="Numbers reported in the paper.")
+baselines_cli = AppGroup("baselines", help="Baseline entries and the paper's numbers.")
 
 
 def _release_dir(explicit: Path | None) -> Path:
@@ -295,6 +297,76 @@ def _reported_entry(item: dict[str, Any]) -> ReportedEntry:
                          primary_metric=metrics.get(TRACK_INFO[track].primary))
 
 
+@baselines_cli.command("regenerate")
+@click.option("--from-file", "from_files", multiple=True, metavar="RUNNER:TRACK:SPLIT:PATH",
+              help="Take this runner output (with its .meta.json) instead of running; repeatable.")
+@click.option("--from-dir", type=click.Path(path_type=Path),
+              help="Take every *.jsonl in DIR, keyed by its .meta.json sidecar.")
+@click.option("--runner", "runners", multiple=True, type=click.Choice(
+    baseline_service.QUICK_RUNNERS + baseline_service.SLOW_RUNNERS),
+    help="Run only these runners (default: id-random, id-tfidf); repeatable.")
+@click.option("--track", "tracks", multiple=True, type=click.Choice(baseline_service.ID_TRACKS),
+              help="Run only on these tracks (default: temp-id and geo-id).")
+@click.option("--split", "splits", multiple=True, type=click.Choice(SPLITS),
+              help="Run only on these splits (default: dev and test).")
+@click.option("--with-minilm", is_flag=True, help="Also run id-minilm (trains for minutes).")
+@click.option("--quick", is_flag=True,
+              help="The quick start's set: paper numbers, id-random and id-tfidf.")
+@click.option("--reported-only", is_flag=True, help="Only load or refresh the paper's numbers.")
+@click.option("--data", type=click.Path(file_okay=False, path_type=Path),
+              help="Release folder the runners read (default: $SITUATEDQA_DATA, else "
+                   "gold/release).")
+@click.option("--seed", default=0, show_default=True, type=int, help="Runner seed.")
+@click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
+              help="CPU threads per runner.")
+def baselines_regenerate(from_files: tuple[str, ...], from_dir: Path | None,
+                         runners: tuple[str, ...], tracks: tuple[str, ...],
+                         splits: tuple[str, ...], with_minilm: bool, quick: bool,
+                         reported_only: bool, data: Path | None, seed: int,
+                         threads: int) -> None:
+    """Run (or read) the baselines, score them against every gold version and replace the
+    previous baseline entries and paper numbers in one transaction; unchanged ones stay."""
+    chosen = [name for name, on in (("--from-file", from_files), ("--from-dir", from_dir),
+                                    ("--runner", runners), ("--with-minilm", with_minilm),
+                                    ("--track", tracks), ("--split", splits)) if on]
+    if (quick or reported_only) and chosen:
+        raise click.UsageError(f"{'--quick' if quick else '--reported-only'} takes no "
+                               f"{', '.join(chosen)}")
+    given = from_files or from_dir
+    if given and (runners or with_minilm or tracks or splits):
+        raise click.UsageError("--from-file/--from-dir take files as they are; --runner, "
+                               "--track, --split and --with-minilm choose what to run")
+    try:
+        files = [baseline_service.parse_spec(spec) for spec in from_files]
+        files += baseline_service.discover(from_dir) if from_dir else []
+        runs = [] if given or reported_only else baseline_service.default_plan(
+            runners, tracks, splits, with_minilm=with_minilm)
+        report = baseline_service.regenerate(
+            runs, files, data_dir=_release_dir(data) if runs else None, seed=seed,
+            threads=threads, progress=lambda line: click.echo(line, err=True))
+    except (baseline_service.BaselineError, gold_store.GoldUnavailable) as exc:
+        raise click.ClickException(str(exc)) from None
+    for change in report.entries:
+        click.echo(f"{change.action:8} {change.key}  submission {change.submission_id}"
+                   + "".join(f" (replaces {i})" for i in change.removed_ids))
+    if report.reported:
+        counts = report.reported
+        click.echo(f"paper numbers: {counts.added} added, {counts.updated} updated, "
+                   f"{counts.removed} removed, {counts.unchanged} unchanged")
+
+
+@baselines_cli.command("list")
+def baselines_list() -> None:
+    """Current baseline entries with their file, code version and settings."""
+    for s in db.session.scalars(select(Submission).where(
+            Submission.is_baseline.is_(True), Submission.deleted_at.is_(None))
+            .order_by(Submission.track, Submission.split, Submission.id)):
+        record = s.baseline_settings or {}
+        click.echo(f"{s.id:>6}  {s.baseline_runner or '?':<10} {s.track:<8} {s.split:<5} "
+                   f"{s.file_sha256[:12]}  {record.get('code_version')}  "
+                   f"{json.dumps(record.get('settings'), sort_keys=True)}")
+
+
 @click.command("setup")
 @with_appcontext
 @click.option("--from", "source", type=click.Path(file_okay=False, path_type=Path),
@@ -313,6 +385,7 @@ def setup(source: Path | None) -> None:
 
 def init_app(app: Flask) -> None:
     """Register the command groups on the app."""
-    for group in (gold_cli, users_cli, tokens_cli, submissions_cli, reported_cli):
+    for group in (gold_cli, users_cli, tokens_cli, submissions_cli, reported_cli,
+                  baselines_cli):
         app.cli.add_command(group)
     app.cli.add_command(setup)
