@@ -230,7 +230,7 @@ def leaderboard(api: Api, track: str, split: str, as_json: bool) -> None:
         shown = f"{value:.2f}" if isinstance(value, (int, float)) else "-"
         marks = "".join(m for m, on in (("B", entry.get("baseline")),
                                         ("P", entry.get("reported"))) if on)
-        click.echo(f"{str(entry.get('rank', '')):>6} {shown:>7} {marks:<2} "
+        click.echo(f"{entry.get('rank', '')!s:>6} {shown:>7} {marks:<2} "
                    f"{entry.get('method_name', '')}  ({entry.get('team') or ''})")
 
 

@@ -178,7 +178,7 @@ SUBMISSION_ID = {"name": "submission_id", "in": "path", "required": True,
                  "description": "A submission's id.",
                  "schema": {"type": "integer", "format": "int32", "minimum": 1,
                             "maximum": MAX_ID}}
-BEARER = [{"bearerAuth": []}]
+BEARER: list[dict[str, list[str]]] = [{"bearerAuth": []}]
 UPLOAD_FORM = {
     "type": "object", "required": ["track", "split", "file", "method_name"],
     "properties": {

@@ -109,7 +109,7 @@ def score_bars(score: Score, names: list[str] | None = None) -> list[Bar]:
     """Bars of a stored score's metrics (all of them, or the named ones)."""
     names = names if names is not None else list(score.metrics)
     return [Bar(column_label(n), score.metrics.get(n),
-                tuple(score.ci[n]) if score.ci.get(n) else None)  # type: ignore[arg-type]
+                (score.ci[n][0], score.ci[n][1]) if score.ci.get(n) else None)
             for n in names if n in score.metrics]
 
 
@@ -247,8 +247,8 @@ def _sota_plot(generation: tuple[Any, ...]) -> PlotSpec:
         .order_by(Submission.created_at, Submission.id)).all()
     steps: list[tuple[datetime, float]] = []
     for created, value in rows:
-        if not steps or value > steps[-1][1]:
-            steps.append((created, value))
+        if value is not None and (not steps or value > steps[-1][1]):
+            steps.append((created, float(value)))
     primary = METRIC_LABELS[TRACK_INFO[track].primary]
     alt = (f"Step chart of the best {primary} on {track} {split} over time: "
            + "; ".join(f"{when:%Y-%m-%d} {value:.1f}" for when, value in steps)
@@ -263,7 +263,7 @@ def draw_steps(steps: list[tuple[datetime, float]], primary: str) -> Callable[[A
         if not steps:
             ax.text(0.5, 0.5, "no published entries yet", ha="center", transform=ax.transAxes)
             return
-        ax.step([d for d, _ in steps], [v for _, v in steps], where="post", marker="o",
+        ax.step(np.array([d for d, _ in steps]), [v for _, v in steps], where="post", marker="o",
                 color="#4C72B0")
         ax.set_ylabel(f"best {primary} (%)")
         ax.set_ylim(0, 100)

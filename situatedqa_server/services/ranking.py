@@ -82,7 +82,7 @@ def board_where(track: str, split: str, version_id: int) -> tuple[Any, ...]:
 
 def board_generation(track: str, split: str, version_id: int) -> tuple[Any, ...]:
     """The board's generation stamp, read once per request (see _board_generation)."""
-    stamps = g.setdefault("board_generations", {})
+    stamps: dict[tuple[str, str, int], tuple[Any, ...]] = g.setdefault("board_generations", {})
     if (track, split, version_id) not in stamps:
         stamps[track, split, version_id] = _board_generation(track, split, version_id)
     return stamps[track, split, version_id]

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 import numpy as np
 import pytest
-from benchmark import GoldSet
 from flask import Flask
-from flask.testing import FlaskClient
 
+from benchmark import GoldSet
 from situatedqa_server.extensions import db
-from situatedqa_server.models import Score, Submission, Team, User, Visibility, utcnow
+from situatedqa_server.models import Score, Submission, User, Visibility, utcnow
 from situatedqa_server.services import accounts, gold_store
 from tests.server.conftest import (  # noqa: F401  (pytest finds fixtures by name)
     PASSWORD,
@@ -67,24 +65,21 @@ def add_scored(user: User, track: str, split: str, outcomes: np.ndarray, *,
 
 
 @pytest.fixture
-def seeded(app: Flask, release_gold: GoldSet) -> dict[str, Any]:
-    """Three real uploads on temp/test and temp/dev by alice (public) and one private one."""
-    client = app.test_client()
-    register(client, "alice")
-    token = new_token(client)
+def seeded(app: Flask, release_gold: GoldSet) -> dict[str, Any]:  # noqa: F811
+    """Two public uploads each on temp/test and temp/dev by alice, and a private one."""
+    browser = app.test_client()
+    register(browser, "alice")
+    token = new_token(browser)
     ids: dict[str, int] = {}
     for split in ("test", "dev"):
         gold = release_gold.get("temp", split)
         for label, correct in (("strong", len(gold) // 2), ("weak", len(gold) // 5)):
-            response = api_upload(client, token, gold, prediction_file(gold, correct),
+            response = api_upload(browser, token, gold, prediction_file(gold, correct),
                                   method_name=f"{label} {split}", public="true")
             assert response.status_code == 201, response.get_data(as_text=True)
             ids[f"{label}-{split}"] = response.json["id"]
     gold = release_gold.get("temp", "test")
-    private = api_upload(client, token, gold, prediction_file(gold, 10), method_name="hidden")
+    private = api_upload(browser, token, gold, prediction_file(gold, 10), method_name="hidden")
     ids["private"] = private.json["id"]
-    return {"client": client, "token": token, "ids": ids}
+    return {"client": browser, "token": token, "ids": ids}
 
-
-UserFactory = Callable[[str], User]
-__all__ = ["Team"]

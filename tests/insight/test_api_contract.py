@@ -6,11 +6,11 @@ import io
 from pathlib import Path
 from typing import Any
 
-from benchmark import TRACKS, GoldSet
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import update
 
+from benchmark import TRACKS, GoldSet
 from situatedqa_server.extensions import db
 from situatedqa_server.models import ApiToken, utcnow
 

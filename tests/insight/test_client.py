@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 import requests
-from benchmark import GoldSet
 from click.testing import CliRunner, Result
 from flask import Flask
 from sqlalchemy import update
 
+from benchmark import GoldSet
 from situatedqa_server import client as cli
 from situatedqa_server.extensions import db
 from situatedqa_server.models import ApiToken, utcnow

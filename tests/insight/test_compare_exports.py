@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 import yaml
-from benchmark import GoldSet
 from flask import Flask
 from flask.testing import FlaskClient
 
+from benchmark import GoldSet
 from situatedqa_server.services import diagnostics
 
 from .conftest import add_scored, add_user, api_upload, prediction_file

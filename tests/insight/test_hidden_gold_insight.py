@@ -8,12 +8,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from benchmark import GoldSet
 
+from benchmark import GoldSet
 from tests.server.test_hidden_gold import CANARY, canary_gold  # noqa: F401  (fixture)
 
 from .conftest import (
-    PASSWORD, api_upload, csrf_token, login, make_app, new_token, prediction_file, register,
+    PASSWORD,
+    api_upload,
+    csrf_token,
+    login,
+    make_app,
+    new_token,
+    prediction_file,
+    register,
 )
 
 

@@ -10,11 +10,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from benchmark import GoldSet
 from flask import g
 from flask.testing import FlaskClient
 from sqlalchemy import insert
 
+from benchmark import GoldSet
 from situatedqa_server.extensions import db
 from situatedqa_server.insight import board_figures, groups_of
 from situatedqa_server.models import Score, Submission, Team, User, utcnow

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ElementTree
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
-from benchmark import GoldSet
 from flask.testing import FlaskClient
+
+from benchmark import GoldSet
 
 from .conftest import api_upload, prediction_file
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from benchmark import GoldSet
 
 from .conftest import LiveServer, api_upload, make_app, new_token, prediction_file, register
@@ -52,7 +53,7 @@ def test_schemathesis_finds_no_failure(database: dict[str, Any], gold_dir: Path,
              "--phases", "examples,coverage,fuzzing", "--seed", "20211107", "--workers", "1",
              "--generation-database", "none", "--no-color", "--report", "json",
              "--report-json-path", str(report)],
-            capture_output=True, text=True, timeout=300, cwd=tmp_path)
+            capture_output=True, text=True, timeout=300, cwd=tmp_path, check=False)
     Path("/tmp/ins/schemathesis.out").write_text(result.stdout + result.stderr)
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
     assert "0 failures" in result.stdout or json.loads(report.read_text())

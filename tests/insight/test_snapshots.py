@@ -6,10 +6,10 @@ import hashlib
 import json
 from typing import Any
 
-from benchmark import GoldSet
 from flask.testing import FlaskClient
 from sqlalchemy import update
 
+from benchmark import GoldSet
 from situatedqa_server.extensions import db
 from situatedqa_server.models import Score
 
