@@ -251,7 +251,7 @@ def submissions_rescore(version_name: str | None) -> None:
                    if version_name else gold_store.active_version())
         if version is None:
             raise click.ClickException(f"no gold version named {version_name!r}")
-        gold = gold_store.get_gold()
+        gold = versions.gold_of(version)
     except gold_store.GoldUnavailable as exc:
         raise click.ClickException(str(exc)) from None
     done = failed = 0

@@ -7,7 +7,6 @@ from typing import Any
 
 from flask import (
     Blueprint,
-    Response,
     abort,
     current_app,
     flash,
@@ -19,6 +18,7 @@ from flask import (
 )
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField, FileRequired
+from werkzeug.wrappers import Response
 from wtforms import DateField, StringField
 from wtforms.validators import DataRequired, Length, Optional
 
@@ -143,8 +143,8 @@ def drift_svg(track: str) -> Response:
     if track not in DRIFT_TRACKS:
         abort(404)
     published, series = versions.drift_series(track, split)
-    return Response(draw_drift(TRACK_INFO[track].title, split, published, series),
-                    mimetype="image/svg+xml")
+    return current_app.response_class(
+        draw_drift(TRACK_INFO[track].title, split, published, series), mimetype="image/svg+xml")
 
 
 def draw_drift(title: str, split: str, published: list[GoldVersion],

@@ -143,8 +143,9 @@ def score_for(submission: Submission) -> Score | None:
 
 def rescore(submission: Submission, version: GoldVersion, gold: GoldSplit) -> Score:
     """Score a stored file again against a gold version, replacing that version's score."""
-    data = upload_store().read(submission.file_sha256)
-    _, result = evaluate(gold, data, submission.filename)
+    # Read against the inputs it was uploaded for: the version may add or retire examples.
+    predictions = versions.predictions_for(submission, gold)
+    result = score(gold, predictions, resamples=current_app.config["BOOTSTRAP_RESAMPLES"])
     existing = db.session.scalar(select(Score).where(
         Score.submission_id == submission.id, Score.gold_version_id == version.id))
     if existing is not None:
