@@ -1,0 +1,92 @@
+"""Fixtures of the regeneration tests: the server's app on a gold folder of its own."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskCliRunner
+from sqlalchemy import select
+
+from situatedqa_server.extensions import db
+from situatedqa_server.models import AuditLog, ReportedEntry, Score, Submission
+from tests.server.conftest import (  # noqa: F401  (pytest finds fixtures by name)
+    api_upload,
+    database,
+    gold_dir,
+    make_app,
+    new_token,
+    pg_config,
+    prediction_file,
+    register,
+    sqlite_template,
+)
+
+
+@pytest.fixture
+def app(database: dict[str, Any], gold_dir: Path, tmp_path: Path) -> Iterator[Flask]:  # noqa: F811
+    """The app on a fresh database and its own gold folder (gold versions are written there)."""
+    own_gold = tmp_path / "gold"
+    own_gold.mkdir()
+    for path in gold_dir.iterdir():  # the release's files, shared read-only
+        (own_gold / path.name).symlink_to(path)
+    application = make_app(database, own_gold, tmp_path)
+    yield application
+    with application.app_context():
+        db.engine.dispose()
+
+
+@pytest.fixture
+def runner(app: Flask) -> FlaskCliRunner:
+    """Runs the organizer commands."""
+    return app.test_cli_runner()
+
+
+@pytest.fixture
+def regenerate(runner: FlaskCliRunner, release_dir: Path) -> Any:
+    """`flask baselines regenerate ARGS --data RELEASE`, returning the click result."""
+    def invoke(*args: str) -> Any:
+        return runner.invoke(args=["baselines", "regenerate", *args, "--data", str(release_dir)])
+    return invoke
+
+
+def database_state(app: Flask) -> dict[str, Any]:
+    """Every baseline, score, reported row and audit entry, by id, and the stored files."""
+    with app.app_context():
+        return {
+            "submissions": db.session.execute(select(
+                Submission.id, Submission.baseline_runner, Submission.track, Submission.split,
+                Submission.file_sha256).order_by(Submission.id)).all(),
+            "scores": db.session.execute(select(
+                Score.id, Score.submission_id, Score.gold_version_id, Score.metrics)
+                .order_by(Score.id)).all(),
+            "reported": db.session.execute(select(
+                ReportedEntry.id, ReportedEntry.source, ReportedEntry.metrics)
+                .order_by(ReportedEntry.id)).all(),
+            "audit": db.session.scalars(select(AuditLog.id).order_by(AuditLog.id)).all(),
+            "files": sorted(p.name for p in Path(app.config["SUBMISSIONS_DIR"]).rglob("*")
+                            if p.is_file()),
+        }
+
+
+def write_dpr_output(release_dir: Path, out: Path, *, right_every: int = 2) -> Path:
+    """A DPR-format geo dev file: the qa_data records (no gold fields) plus pred_answer."""
+    lines = []
+    rows = (release_dir / "qa_data" / "geo.dev.jsonl").read_text(encoding="utf-8").splitlines()
+    for position, line in enumerate(rows):
+        record = json.loads(line)
+        answer = record["answer"][0] if position % right_every == 0 else "no idea"
+        lines.append({"id": record["id"], "question": record["question"],
+                      "location": record["location"], "pred_answer": answer})
+    out.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    meta = {"runner": "dpr", "track": "geo", "split": "dev", "setting": "query-modified",
+            "settings": {"setting": "query-modified", "top_k": 100, "read_k": 50},
+            "seed": 0, "code_version": "git:gpu-box-1234",
+            "fingerprints": {"reader": {"path": "ckpt/reader", "sha256": "ab" * 32},
+                             "corpus": {"path": "psgs_w100.tsv", "sha256": "cd" * 32}}}
+    out.with_name(out.name + ".meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    return out
