@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, text
 
 from baselines.output import meta_path
 from baselines.reported import ReportedEntry as PaperEntry
@@ -73,6 +74,8 @@ REPORTED_PREFIX = "SituatedQA paper, "
 REPORTED_MODEL_TYPES = {"retrieval-based": ModelType.RETRIEVAL.value,
                         "closed-book": ModelType.CLOSED_BOOK.value,
                         "other": ModelType.OTHER.value}
+#: Serialises regenerations on PostgreSQL (SQLite's write lock already does).
+REGENERATION_LOCK_KEY = 0x5174_0007
 #: Paper settings that add nothing to a method's name or source.
 PLAIN_SETTINGS = frozenset({"question only", "human"})
 
@@ -267,7 +270,8 @@ def run_runner(key: BaselineKey, data_dir: Path, work_dir: Path, *, seed: int = 
     args = [key.runner, "--track", key.track, "--split", key.split, "--data", str(data_dir),
             "--output", str(output), "--seed", str(seed), "--threads", str(threads)]
     try:
-        with blas_threads(threads):
+        # The runner's "wrote N records to <scratch folder>" would name a folder about to go.
+        with blas_threads(threads), contextlib.redirect_stdout(io.StringIO()):
             run_command.main(args=args, prog_name="baselines run", standalone_mode=False)
     except click.ClickException as exc:
         raise BaselineError(f"{key}: {exc.format_message()}") from None
@@ -576,11 +580,19 @@ def replace_all(scored: Sequence[ScoredFile],
     return report
 
 
+def lock_regeneration() -> None:
+    """PostgreSQL: one regeneration at a time, or two could both insert the same key."""
+    if db.session.get_bind().dialect.name == "postgresql":
+        db.session.execute(text("SELECT pg_advisory_xact_lock(:key)"),
+                           {"key": REGENERATION_LOCK_KEY})
+
+
 def _replace_locked(scored: Sequence[ScoredFile],
                     reported: Sequence[ReportedRow] | None) -> RegenerationReport:
     """The transaction of replace_all, under the upload lock."""
     quotas.begin_locked()  # SQLite: uploads and version switches wait for the commit
     versions.lock_versions(shared=True)
+    lock_regeneration()
     targets = targets_active_first()
     owner = system_user()
     changes = tuple(replace_entry(item, owner, targets) for item in scored)
