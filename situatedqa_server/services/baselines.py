@@ -263,7 +263,7 @@ def run_runner(key: BaselineKey, data_dir: Path, work_dir: Path, *, seed: int = 
     """Run one runner in this process, as `python -m baselines run` would, and read its file."""
     import click
 
-    # Imported here: the runner command pulls in its options only when a run is asked for.
+    # Imported here: the server starts without loading the runner stack.
     from baselines.cli import run as run_command
 
     output = work_dir / key.filename

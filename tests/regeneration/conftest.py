@@ -73,19 +73,27 @@ def database_state(app: Flask) -> dict[str, Any]:
         }
 
 
-def write_dpr_output(release_dir: Path, out: Path, *, right_every: int = 2) -> Path:
-    """A DPR-format geo dev file: the qa_data records (no gold fields) plus pred_answer."""
+CONTEXT_FIELDS = {"temp": ("date", "date_type"), "geo": ("location",)}
+
+
+def write_qa_output(release_dir: Path, out: Path, runner: str, track: str,
+                    setting: str = "query-modified") -> Path:
+    """A dev file as the DPR/BART runners write it: qa_data records without gold + pred_answer.
+
+    Every other answer is right; the sidecar is what a GPU machine's run would leave.
+    """
     lines = []
-    rows = (release_dir / "qa_data" / "geo.dev.jsonl").read_text(encoding="utf-8").splitlines()
-    for position, line in enumerate(rows):
+    rows = (release_dir / "qa_data" / f"{track}.dev.jsonl").read_text(encoding="utf-8")
+    for position, line in enumerate(rows.splitlines()):
         record = json.loads(line)
-        answer = record["answer"][0] if position % right_every == 0 else "no idea"
+        answer = record["answer"][0] if position % 2 == 0 else "no idea"
         lines.append({"id": record["id"], "question": record["question"],
-                      "location": record["location"], "pred_answer": answer})
+                      **{name: record[name] for name in CONTEXT_FIELDS[track]},
+                      "pred_answer": answer})
     out.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    meta = {"runner": "dpr", "track": "geo", "split": "dev", "setting": "query-modified",
-            "settings": {"setting": "query-modified", "top_k": 100, "read_k": 50},
-            "seed": 0, "code_version": "git:gpu-box-1234",
+    meta = {"runner": runner, "track": track, "split": "dev", "setting": setting,
+            "settings": {"setting": setting, "batch_size": 16}, "seed": 0,
+            "code_version": "git:gpu-box-1234",
             "fingerprints": {"reader": {"path": "ckpt/reader", "sha256": "ab" * 32},
                              "corpus": {"path": "psgs_w100.tsv", "sha256": "cd" * 32}}}
     out.with_name(out.name + ".meta.json").write_text(json.dumps(meta), encoding="utf-8")

@@ -17,7 +17,7 @@ from situatedqa_server.models import QuotaCounter, ReportedEntry, Score, Submiss
 from situatedqa_server.services import baselines as svc
 from situatedqa_server.services import versions
 
-from .conftest import database_state, write_dpr_output
+from .conftest import database_state, write_qa_output
 
 QUICK_ARGS = ("--runner", "id-random", "--split", "dev")
 
@@ -104,18 +104,23 @@ def test_runner_outputs_from_elsewhere_are_scored_like_uploads(
     outputs.mkdir()
     random_file = svc.run_runner(svc.BaselineKey("id-random", "geo-id", "dev"), release_dir,
                                  outputs)
-    dpr_path = write_dpr_output(release_dir, outputs / "dpr.geo.dev.jsonl")
-    # the offline scorer accepts both files as they are
-    gold = release_gold.get("geo", "dev")
-    offline = score(gold, parse_predictions(dpr_path.read_bytes(), gold), resamples=0)
-
     random_path = outputs / "id-random.geo-id.dev.jsonl"
-    _ok(regenerate("--from-file", f"dpr:geo:dev:{dpr_path}",
+    qa_paths = {"geo": write_qa_output(release_dir, outputs / "dpr.geo.jsonl", "dpr", "geo"),
+                "temp": write_qa_output(release_dir, outputs / "bart.temp.jsonl", "bart",
+                                        "temp", "finetuned")}
+    _ok(regenerate("--from-file", f"dpr:geo:dev:{qa_paths['geo']}",
+                   "--from-file", f"bart:temp:dev:{qa_paths['temp']}",
                    "--from-file", f"id-random:geo-id:dev:{random_path}"))
-    board = app.test_client().get("/api/v1/leaderboards/geo?split=dev").json
-    [dpr] = [e for e in board["entries"] if e["baseline"]]
-    assert dpr["method_name"] == "DPR (query-modified)" and dpr["model_type"] == "retrieval"
-    assert dpr["metrics"]["em"] == pytest.approx(offline.metrics["em"]) and dpr["ci"]["em"]
+    expected = {"geo": ("DPR (query-modified)", "retrieval", False),
+                "temp": ("BART (finetuned)", "closed-book", True)}
+    for track, path in qa_paths.items():
+        # the offline scorer accepts the file as it is, and the server agrees with it
+        gold = release_gold.get(track, "dev")
+        offline = score(gold, parse_predictions(path.read_bytes(), gold), resamples=0)
+        board = app.test_client().get(f"/api/v1/leaderboards/{track}?split=dev").json
+        [entry] = [e for e in board["entries"] if e["baseline"]]
+        assert (entry["method_name"], entry["model_type"], entry["fine_tuned"]) == expected[track]
+        assert entry["metrics"]["em"] == pytest.approx(offline.metrics["em"]) and entry["ci"]["em"]
     board = app.test_client().get("/api/v1/leaderboards/geo-id?split=dev").json
     assert [e["method_name"] for e in board["entries"] if e["baseline"]] == [
         "Random (train label rate)"]
@@ -127,7 +132,7 @@ def test_runner_outputs_from_elsewhere_are_scored_like_uploads(
         assert stored.file_sha256 in database_state(app)["files"]
     # the same files through --from-dir are the same entries
     kept = _ok(regenerate("--from-dir", str(outputs)))
-    assert kept.output.count("kept ") == 2
+    assert kept.output.count("kept ") == 3
     assert random_file.sha256 in {r.file_sha256 for r in database_state(app)["submissions"]}
 
 
