@@ -16,10 +16,18 @@ from situatedqa_server.extensions import db
 from situatedqa_server.models import QuotaCounter, ReportedEntry, Score, Submission
 from situatedqa_server.services import baselines as svc
 from situatedqa_server.services import versions
+from situatedqa_server.services.scoring import new_score
 
 from .conftest import database_state, write_qa_output
 
 QUICK_ARGS = ("--runner", "id-random", "--split", "dev")
+
+
+def _entries(app: Flask, track: str, split: str, query: str = "") -> list[dict[str, Any]]:
+    """The JSON leaderboard's entries."""
+    board = app.test_client().get(f"/api/v1/leaderboards/{track}?split={split}{query}").get_json()
+    entries: list[dict[str, Any]] = board["entries"]
+    return entries
 
 
 def _ok(result: Any) -> Any:
@@ -82,7 +90,7 @@ def test_a_failure_inside_the_transaction_rolls_everything_back(
         app: Flask, regenerate: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     _ok(regenerate(*QUICK_ARGS))
     before = database_state(app)
-    real = svc.new_score
+    real = new_score
     calls = []
 
     def fail_on_second(*args: Any) -> Score:
@@ -117,12 +125,10 @@ def test_runner_outputs_from_elsewhere_are_scored_like_uploads(
         # the offline scorer accepts the file as it is, and the server agrees with it
         gold = release_gold.get(track, "dev")
         offline = score(gold, parse_predictions(path.read_bytes(), gold), resamples=0)
-        board = app.test_client().get(f"/api/v1/leaderboards/{track}?split=dev").json
-        [entry] = [e for e in board["entries"] if e["baseline"]]
+        [entry] = [e for e in _entries(app, track, "dev") if e["baseline"]]
         assert (entry["method_name"], entry["model_type"], entry["fine_tuned"]) == expected[track]
         assert entry["metrics"]["em"] == pytest.approx(offline.metrics["em"]) and entry["ci"]["em"]
-    board = app.test_client().get("/api/v1/leaderboards/geo-id?split=dev").json
-    assert [e["method_name"] for e in board["entries"] if e["baseline"]] == [
+    assert [e["method_name"] for e in _entries(app, "geo-id", "dev") if e["baseline"]] == [
         "Random (train label rate)"]
     with app.app_context():
         stored = db.session.scalar(select(Submission).where(Submission.track == "geo"))
@@ -164,9 +170,7 @@ def test_baselines_are_scored_against_every_gold_version(app: Flask, regenerate:
 
 
 def _board(app: Flask, track: str, query: str = "") -> list[dict[str, Any]]:
-    entries: list[dict[str, Any]] = app.test_client().get(
-        f"/api/v1/leaderboards/{track}?split=test{query}").json["entries"]
-    return entries
+    return _entries(app, track, "test", query)
 
 
 def test_paper_rows_sit_in_rank_position_marked_without_ci(app: Flask, regenerate: Any) -> None:
@@ -224,4 +228,4 @@ def test_reported_refresh_is_idempotent_and_repairs_edits(app: Flask, regenerate
         assert db.session.scalars(select(ReportedEntry.id).where(
             ReportedEntry.source.startswith(svc.REPORTED_PREFIX))
             .order_by(ReportedEntry.id)).all() == ids
-        assert db.session.get(ReportedEntry, first).metrics != {"f1": 1.0}
+        assert db.session.get_one(ReportedEntry, first).metrics != {"f1": 1.0}
