@@ -18,7 +18,7 @@ from tests.server.conftest import (  # noqa: F401  (pytest finds fixtures by nam
     api_upload,
     database,
     gold_dir,
-    make_app,
+    make_app_with_own_gold,
     new_token,
     pg_config,
     prediction_file,
@@ -30,11 +30,7 @@ from tests.server.conftest import (  # noqa: F401  (pytest finds fixtures by nam
 @pytest.fixture
 def app(database: dict[str, Any], gold_dir: Path, tmp_path: Path) -> Iterator[Flask]:  # noqa: F811
     """The app on a fresh database and its own gold folder (gold versions are written there)."""
-    own_gold = tmp_path / "gold"
-    own_gold.mkdir()
-    for path in gold_dir.iterdir():  # the release's files, shared read-only
-        (own_gold / path.name).symlink_to(path)
-    application = make_app(database, own_gold, tmp_path)
+    application = make_app_with_own_gold(database, gold_dir, tmp_path)
     yield application
     with application.app_context():
         db.engine.dispose()

@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from benchmark import GoldSet, GoldSplit
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 from werkzeug.serving import BaseWSGIServer, make_server
 
+from benchmark import GoldSet, GoldSplit
 from situatedqa_server import create_app
 from situatedqa_server.extensions import db
 from situatedqa_server.services import gold_store
@@ -116,6 +116,18 @@ def make_app(database: dict[str, Any], gold: Path, tmp_path: Path, **overrides: 
     with app.app_context():
         gold_store.register_first_version(gold_store.get_gold())
     return app
+
+
+def make_app_with_own_gold(database: dict[str, Any], gold_dir: Path, tmp_path: Path) -> Flask:
+    """An app whose gold folder is its own (gold versions are written there).
+
+    The release's canonical files are linked, not copied: they are shared read-only.
+    """
+    own_gold = tmp_path / "gold"
+    own_gold.mkdir()
+    for path in gold_dir.iterdir():
+        (own_gold / path.name).symlink_to(path)
+    return make_app(database, own_gold, tmp_path)
 
 
 @pytest.fixture

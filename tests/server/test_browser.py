@@ -8,18 +8,11 @@ import pytest
 from flask import Flask
 
 from benchmark import GoldSet
+from tests.browser import BROWSER_MARKS, CHROMIUM, CHROMIUM_ARGS
 
 from .conftest import PASSWORD, LiveServer, prediction_file
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is not installed"),
-]
+pytestmark = BROWSER_MARKS
 
 
 def test_register_upload_and_see_the_leaderboard(app: Flask, release_gold: GoldSet,

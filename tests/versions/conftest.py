@@ -26,7 +26,7 @@ from tests.server.conftest import (  # noqa: F401  (pytest finds fixtures by nam
     database,
     gold_dir,
     login,
-    make_app,
+    make_app_with_own_gold,
     new_token,
     pg_config,
     prediction_file,
@@ -43,11 +43,7 @@ DEV_ADDED_KEY = "990000002|2099|sampled_year"
 @pytest.fixture
 def app(database: dict[str, Any], gold_dir: Path, tmp_path: Path) -> Iterator[Flask]:  # noqa: F811
     """The app on a fresh database and a gold folder of its own (versions are written there)."""
-    own_gold = tmp_path / "gold"
-    own_gold.mkdir()
-    for path in gold_dir.iterdir():  # the release's files, shared read-only
-        (own_gold / path.name).symlink_to(path)
-    application = make_app(database, own_gold, tmp_path)
+    application = make_app_with_own_gold(database, gold_dir, tmp_path)
     yield application
     with application.app_context():
         db.engine.dispose()

@@ -9,18 +9,11 @@ from flask import Flask
 from flask.testing import FlaskCliRunner
 
 from situatedqa_server.services.gold_store import FIRST_VERSION_NAME
+from tests.browser import BROWSER_MARKS, CHROMIUM, CHROMIUM_ARGS
 
 from .conftest import LiveServer
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is not installed"),
-]
+pytestmark = BROWSER_MARKS
 
 
 def test_select_an_older_version(app: Flask, runner: FlaskCliRunner, update_file: Path,
