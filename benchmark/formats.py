@@ -30,8 +30,8 @@ MISSING_SHOWN = 5
 MAX_QUOTED = 80
 _INTEGER = re.compile(r"-?[0-9]+")
 
-#: Gold fields an upload may carry (e.g. an edited copy of the release); ignored, never trusted.
-IGNORED_GOLD_FIELDS = frozenset({"answer", "any_answer", "answers", "any_answers", "is_dependent"})
+# Gold fields an upload may carry (answer, any_answer, ...: e.g. an edited copy of the
+# release) are never read: only the key fields and the prediction are.
 
 #: Fields that identify the track a record was written for, to name a wrong-track file.
 _TRACK_SIGNATURES: tuple[tuple[str, frozenset[str]], ...] = (

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -319,11 +318,6 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     """Read a JSON Lines file of the release."""
     with path.open(encoding="utf-8") as lines:
         return [json.loads(line) for line in lines if line.strip()]
-
-
-def release_file_counts(gold: GoldSet) -> dict[str, Counter[str]]:
-    """Partition sizes of every split, for summaries."""
-    return {f"{t}.{s}": Counter(gold.get(t, s).partition_sizes()) for t, s in gold.available()}
 
 
 def build_gold_set(
