@@ -67,6 +67,7 @@ class User(Base):
     team_id: Mapped[int] = mapped_column(ForeignKey("team.id"), index=True)
     is_admin: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    session_generation: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     team: Mapped[Team] = relationship(back_populates="members")
 
 
