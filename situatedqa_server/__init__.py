@@ -39,7 +39,9 @@ def _derive_config(app: Flask) -> None:
     config["GOLD_DIR"] = config["GOLD_DIR"] or str(instance / "gold")
     config["SUBMISSIONS_DIR"] = config["SUBMISSIONS_DIR"] or str(REPO_ROOT / "submissions")
     config["SECRET_KEY"] = config["SECRET_KEY"] or _instance_secret_key(instance)
-    config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {"pool_pre_ping": True})
+    engine_options = dict(config.get("SQLALCHEMY_ENGINE_OPTIONS") or {"pool_pre_ping": True})
+    # SQLAlchemy's error messages quote the statement's parameters, i.e. request data.
+    config["SQLALCHEMY_ENGINE_OPTIONS"] = {**engine_options, "hide_parameters": True}
     config["SESSION_COOKIE_HTTPONLY"] = True
     config["SESSION_COOKIE_SAMESITE"] = "Lax"
     config["PERMANENT_SESSION_LIFETIME"] = timedelta(hours=config["SESSION_LIFETIME_HOURS"])

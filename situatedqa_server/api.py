@@ -167,7 +167,9 @@ def leaderboard(track: str) -> dict[str, Any]:
     except UnknownVersion as exc:
         raise ApiError(404, "unknown_version", str(exc)) from None
     except BadBoardQuery as exc:
-        raise ApiError(404 if track not in TRACK_INFO else 400, "bad_query", str(exc)) from None
+        if track not in TRACK_INFO:
+            raise ApiError(404, "not_found", str(exc)) from None
+        raise ApiError(400, "invalid_query", str(exc)) from None
     except GoldUnavailable as exc:
         raise ApiError(503, "gold_unavailable", str(exc)) from None
     q = board.query

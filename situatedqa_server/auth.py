@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import functools
+import json
+import re
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 from flask import (
     Blueprint,
@@ -21,11 +24,19 @@ from sqlalchemy import select
 from werkzeug.wrappers import Response
 
 from .extensions import config_limit, db, limiter
-from .forms import ActionForm, LoginForm, RegisterForm, TokenForm
+from .forms import ActionForm, LoginForm, PasswordForm, RegisterForm, TokenForm
 from .models import ApiToken, User, utcnow
 from .services import accounts
 
 bp = Blueprint("auth", __name__, url_prefix="/auth")
+#: Why a page asks to log in, by endpoint; other pages get the generic reason.
+LOGIN_REASONS = {"submissions.upload": "Log in to upload."}
+#: What a browser ignores or trims in a URL: tabs and newlines anywhere, C0 and space at the ends.
+URL_IGNORED = re.compile(r"[\t\n\r]")
+URL_TRIMMED = "".join(map(chr, range(0x21)))
+#: Most characters of typed form fields kept in the session cookie across a new login.
+DRAFT_LIMIT = 1500
+SESSION_EXPIRED = "Your session expired; log in again."
 
 
 def login_required(view: Callable[..., Any]) -> Callable[..., Any]:
@@ -33,6 +44,10 @@ def login_required(view: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(view)
     def wrapped(**kwargs: Any) -> Any:
         if g.user is None:
+            if request.method == "POST":
+                save_draft()
+            flash(SESSION_EXPIRED if request.method == "POST" else LOGIN_REASONS.get(
+                request.endpoint or "", "Log in to see this page."), "info")
             return redirect(url_for("auth.login", next=request.path))
         return view(**kwargs)
     return wrapped
@@ -50,23 +65,53 @@ def admin_required(view: Callable[..., Any]) -> Callable[..., Any]:
 
 @bp.before_app_request
 def load_logged_in_user() -> None:
-    """Put the session's user (or None) on g.user."""
+    """Put the session's user (or None) on g.user; sessions of an older generation are void."""
     user_id = session.get("user_id")
-    g.user = db.session.get(User, user_id) if isinstance(user_id, int) else None
+    user = db.session.get(User, user_id) if isinstance(user_id, int) else None
+    if user is not None and session.get("generation") != user.session_generation:
+        session.clear()  # a logout or password change since this cookie was signed
+        user = None
+    g.user = user
 
 
 def _safe_next(target: str | None) -> str:
-    """Only local paths after login: no open redirect."""
-    if target and target.startswith("/") and not target.startswith("//"):
-        return target
+    """Only same-origin paths after login, read as a browser reads them: no open redirect."""
+    # '/\t/evil.example' and '/\\evil.example' are '//evil.example' to a browser.
+    cleaned = URL_IGNORED.sub("", target or "").strip(URL_TRIMMED).replace("\\", "/")
+    parts = urlsplit(cleaned)
+    if (cleaned.startswith("/") and not cleaned.startswith("//")
+            and not parts.scheme and not parts.netloc):
+        return cleaned
     return url_for("index")
+
+
+def save_draft() -> None:
+    """Keep a posted form's text fields (never passwords) so the form can be refilled."""
+    fields = {k: v for k, v in request.form.items()
+              if k != "csrf_token" and "password" not in k}
+    while fields and len(json.dumps(fields)) > DRAFT_LIMIT:
+        del fields[max(fields, key=lambda k: len(fields[k]))]
+    if fields:
+        session["draft"] = {"path": request.path, "fields": fields}
+
+
+def expired_session_page() -> tuple[str, int]:
+    """The login page for a form posted after its session ended; what was typed is kept."""
+    save_draft()
+    flash(SESSION_EXPIRED, "error")
+    return render_template("auth/login.html", form=LoginForm(formdata=None),
+                           action=url_for("auth.login", next=request.path)), 400
 
 
 def _start_session(user: User) -> None:
     # A fresh session on login: a session id planted earlier is worthless (no fixation).
+    draft = session.get("draft")  # only typed form text, to refill the form after login
     session.clear()
+    if draft:
+        session["draft"] = draft
     session.permanent = True
     session["user_id"] = user.id
+    session["generation"] = user.session_generation
 
 
 @bp.route("/register", methods=("GET", "POST"))
@@ -84,6 +129,8 @@ def register() -> Any:
             return render_template("auth/register.html", form=form), 400
         db.session.commit()
         _start_session(user)
+        flash("Your account was created. Next: create an API token below, or upload "
+              "predictions on the upload page.", "info")
         return redirect(url_for("auth.account"))
     return render_template("auth/register.html", form=form), 400 if form.errors else 200
 
@@ -105,17 +152,22 @@ def login() -> Any:
 
 @bp.post("/logout")
 def logout() -> Response:
-    """End the session (POST with a CSRF token: no state change on GET)."""
+    """End this and every other session of the user (POST with a CSRF token, never GET)."""
+    if g.user is not None:
+        accounts.end_sessions(g.user)
+        db.session.commit()
     session.clear()
     return redirect(url_for("index"))
 
 
-def _account_page(new_token: str | None = None) -> str:
+def _account_page(new_token: str | None = None,
+                  password_form: PasswordForm | None = None) -> str:
     """The account page, with a just-created token shown once."""
     tokens = db.session.scalars(select(ApiToken).where(ApiToken.user_id == g.user.id)
                                 .order_by(ApiToken.created_at.desc(), ApiToken.id.desc())).all()
     return render_template("auth/account.html", tokens=tokens, form=TokenForm(formdata=None),
-                           action=ActionForm(), new_token=new_token, now=utcnow())
+                           action=ActionForm(), new_token=new_token, now=utcnow(),
+                           password_form=password_form or PasswordForm(formdata=None))
 
 
 @bp.get("/account")
@@ -148,4 +200,24 @@ def revoke_token(token_id: int) -> Response:
     accounts.revoke_token(token)
     db.session.commit()
     flash(f"token {token.prefix}… revoked", "info")
+    return redirect(url_for("auth.account"))
+
+
+@bp.post("/password")
+@login_required
+@limiter.limit(config_limit("LOGIN_RATE_LIMIT"))
+def change_password() -> Any:
+    """Change the password; every other session of the user ends."""
+    form = PasswordForm()
+    if not form.validate_on_submit():
+        return _account_page(password_form=form), 400
+    try:
+        accounts.change_password(g.user, form.current_password.data, form.new_password.data)
+    except accounts.AccountError as exc:
+        db.session.rollback()
+        flash(str(exc), "error")
+        return _account_page(password_form=form), 400
+    db.session.commit()
+    _start_session(g.user)
+    flash("Password changed; every other session was logged out.", "info")
     return redirect(url_for("auth.account"))

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import logging
+import traceback
 from typing import Any
 
-from flask import Flask, Response, render_template, request
+from flask import Flask, Response, g, render_template, request, session
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException, InternalServerError, MethodNotAllowed
 
@@ -43,6 +44,11 @@ def wants_json() -> bool:
     return request.path.startswith("/api/")
 
 
+def session_lost() -> bool:
+    """True when a page form was posted without a live login (logged out in another tab)."""
+    return not wants_json() and "user_id" not in session
+
+
 def message_of(error: HTTPException) -> str:
     """A message for the user; Werkzeug's generic 413 text says nothing about the cap."""
     if error.code == 413 and not isinstance(error, ApiError):
@@ -55,6 +61,10 @@ def message_of(error: HTTPException) -> str:
 
 def render_error(error: HTTPException) -> tuple[Any, int]:
     """The one JSON error shape for the API, an HTML page elsewhere."""
+    if isinstance(error, CSRFError) and session_lost():
+        from .auth import expired_session_page
+
+        return expired_session_page()
     status = error.code or 500
     payload = {"error": {"code": error_code_of(error), "message": message_of(error),
                          "details": getattr(error, "details", None)}}
@@ -72,9 +82,27 @@ def render_error(error: HTTPException) -> tuple[Any, int]:
 
 
 def handle_unexpected(error: Exception) -> tuple[Any, int]:
-    """Log the traceback (never request data) and answer with a generic 500."""
-    log.exception("unhandled error on %s %s", request.method, request.path)
+    """Log the exception classes and traceback (never messages or request data); a 500.
+
+    An exception's message may quote request data (SQLAlchemy's quotes the statement's
+    parameters), so only the class names of the chain and the stack are written.
+    """
+    chain: list[str] = []
+    cause = error.__cause__ or error.__context__
+    while cause is not None and len(chain) < 5:
+        chain.append(type(cause).__qualname__)
+        cause = cause.__cause__ or cause.__context__
+    log.error("unhandled %s%s on %s %s (message withheld)\n%s", type(error).__qualname__,
+              f" caused by {' <- '.join(chain)}" if chain else "", request.method,
+              request.path, "".join(traceback.format_tb(error.__traceback__)))
     return render_error(InternalServerError())
+
+
+def is_private() -> bool:
+    """A response for a logged-in visitor or a token holder: no cache may keep it."""
+    if request.endpoint == "static":
+        return False
+    return g.get("user") is not None or "Authorization" in request.headers
 
 
 def add_security_headers(response: Response) -> Response:
@@ -85,6 +113,8 @@ def add_security_headers(response: Response) -> Response:
     response.headers.setdefault("Referrer-Policy", "same-origin")
     if request.is_secure:
         response.headers.setdefault("Strict-Transport-Security", "max-age=31536000")
+    if is_private():
+        response.headers["Cache-Control"] = "no-store"
     return response
 
 
@@ -93,3 +123,6 @@ def init_app(app: Flask) -> None:
     app.register_error_handler(HTTPException, render_error)
     app.register_error_handler(Exception, handle_unexpected)
     app.after_request(add_security_headers)
+    from . import inputs
+
+    inputs.init_app(app)

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import re
+import unicodedata
+from datetime import date
 from typing import Any
 from urllib.parse import urlsplit
 
+from flask import request, session
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField, FileRequired
 from wtforms import EmailField, Field, PasswordField, SelectField, StringField, TextAreaField
 from wtforms.fields.choices import SelectChoice
-from wtforms.validators import DataRequired, Length, Optional, Regexp, ValidationError
+from wtforms.validators import DataRequired, Length, Optional, ValidationError
 
 from benchmark import SPLITS, TRACK_INFO, TRACKS
 
+from .inputs import clean_name, name_problem
 from .models import ModelType
 from .services.scoring import SubmissionMeta
 
@@ -21,9 +25,22 @@ YES_WORDS = {"yes": True, "true": True, "1": True, "on": True,
              "no": False, "false": False, "0": False, "off": False, "": False}
 PARAMETER_PATTERN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMbBtT]?)\s*$")
 PARAMETER_SCALE = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
+#: The parameter counts accepted: 1 to 1000T (the column holds up to about 9.2e18).
+MIN_PARAMETERS, MAX_PARAMETERS = 1, 10**15
+DATE_PATTERN = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
 
 
-class YesNoField(SelectField):
+class ChoiceField(SelectField):
+    """A choice whose error names the valid values (WTForms says only 'Not a valid choice')."""
+
+    def pre_validate(self, form: FlaskForm) -> None:
+        """Refuse a value outside the choices, listing them."""
+        values = [str(choice[0]) for choice in self.iter_choices()]
+        if self.data not in values:
+            raise ValidationError(f"choose one of: {', '.join(values)}")
+
+
+class YesNoField(ChoiceField):
     """A yes/no choice that also takes true/false and 1/0 from API clients."""
 
     def __init__(self, label: str, **kwargs: Any) -> None:
@@ -34,7 +51,8 @@ class YesNoField(SelectField):
         """Normalise the submitted word to yes/no; anything else is invalid."""
         if valuelist:
             word = valuelist[0].strip().lower()
-            self.data = {True: "yes", False: "no"}.get(YES_WORDS.get(word), word)  # type: ignore[call-overload]
+            known = YES_WORDS.get(word)
+            self.data = word if known is None else "yes" if known else "no"
 
     @property
     def checked(self) -> bool:
@@ -52,13 +70,55 @@ def web_url(_form: FlaskForm, field: Field) -> None:
 
 
 def parse_parameter_count(text: str | None) -> int | None:
-    """'770M', '11B' or '1500000' as a number of parameters; None when empty."""
+    """'770M', '11B' or '1500000' as a number of parameters (1 to 1000T); None when empty."""
     if not text or not text.strip():
         return None
     match = PARAMETER_PATTERN.fullmatch(text)
     if match is None:
         raise ValueError("give a number such as 770M, 11B or 1500000")
-    return int(float(match.group(1)) * PARAMETER_SCALE[match.group(2).lower()])
+    number, unit = match.groups()
+    # Exact arithmetic: a float would overflow (or round) on long digit strings.
+    whole, _, fraction = number.partition(".")
+    scale = PARAMETER_SCALE[unit.lower()]
+    count: int = (int(whole + fraction) * scale) // 10 ** len(fraction)
+    if not MIN_PARAMETERS <= count <= MAX_PARAMETERS:
+        raise ValueError("must be between 1 and 1000T (10^15) parameters")
+    return count
+
+
+def parse_knowledge_date(text: str | None) -> str | None:
+    """A real calendar date as YYYY, YYYY-MM or YYYY-MM-DD; None when empty."""
+    if not text or not text.strip():
+        return None
+    text = text.strip()
+    match = DATE_PATTERN.fullmatch(text)
+    if match is None:
+        raise ValueError("use YYYY, YYYY-MM or YYYY-MM-DD")
+    year, month, day = match.groups()
+    try:
+        date(int(year), int(month or 1), int(day or 1))
+    except ValueError:
+        raise ValueError(f"{text} is not a date in the calendar") from None
+    return text
+
+
+def valid_knowledge_date(_form: FlaskForm, field: Field) -> None:
+    """Validator for the knowledge-date field: a real date, not just its shape."""
+    try:
+        parse_knowledge_date(field.data)
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from None
+
+
+def nfc(text: str | None) -> str | None:
+    """Filter: text in NFC, so equal-looking names are equal (validators see every character)."""
+    return unicodedata.normalize("NFC", text) if isinstance(text, str) else text
+
+
+def shown_name(_form: FlaskForm, field: Field) -> None:
+    """Validator: no invisible, direction-changing or control characters in a shown name."""
+    if field.data and (problem := name_problem(field.data)):
+        raise ValidationError(problem)
 
 
 def valid_parameter_count(_form: FlaskForm, field: Field) -> None:
@@ -69,24 +129,34 @@ def valid_parameter_count(_form: FlaskForm, field: Field) -> None:
         raise ValidationError(str(exc)) from None
 
 
-class SubmissionForm(FlaskForm):
+class DraftForm(FlaskForm):
+    """A page form that, shown afresh, is refilled with what was typed before a login lapsed."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        draft = session.get("draft") if request.method == "GET" else None
+        if isinstance(draft, dict) and draft.get("path") == request.path and "data" not in kwargs:
+            session.pop("draft")
+            kwargs["data"] = draft.get("fields") or {}
+        super().__init__(*args, **kwargs)
+
+
+class SubmissionForm(DraftForm):
     """An upload with its metadata (page form, and the API's multipart fields)."""
 
-    track = SelectField("Track", choices=[SelectChoice(t, f"{t}: {TRACK_INFO[t].title}")
+    track = ChoiceField("Track", choices=[SelectChoice(t, f"{t}: {TRACK_INFO[t].title}")
                                           for t in TRACKS])
-    split = SelectField("Split", choices=[SelectChoice(s, s) for s in SPLITS], default="dev")
+    split = ChoiceField("Split", choices=[SelectChoice(s, s) for s in SPLITS], default="dev")
     file = FileField("Prediction file", validators=[FileRequired("choose a file")])
-    method_name = StringField("Method name", validators=[DataRequired(), Length(max=200)])
+    method_name = StringField("Method name", filters=[nfc],
+                              validators=[DataRequired(), Length(max=200), shown_name])
     description = TextAreaField("Description", validators=[Optional(), Length(max=5000)])
     paper_url = StringField("Paper URL", validators=[Optional(), Length(max=500), web_url])
     code_url = StringField("Code URL", validators=[Optional(), Length(max=500), web_url])
-    model_type = SelectField("Model type", default=ModelType.OTHER.value,
+    model_type = ChoiceField("Model type", default=ModelType.OTHER.value,
                              choices=[SelectChoice(m.value, m.value) for m in ModelType])
     fine_tuned = YesNoField("Fine-tuned on SituatedQA")
     knowledge_date = StringField("Knowledge source date (YYYY, YYYY-MM or YYYY-MM-DD)",
-                                 validators=[Optional(), Regexp(
-                                     r"^\d{4}(-\d{2}(-\d{2})?)?$",
-                                     message="use YYYY, YYYY-MM or YYYY-MM-DD")])
+                                 validators=[Optional(), valid_knowledge_date])
     parameter_count = StringField("Parameter count (e.g. 770M, 11B)",
                              validators=[Optional(), Length(max=32), valid_parameter_count])
     public = YesNoField("Publish on the leaderboard now")
@@ -94,12 +164,12 @@ class SubmissionForm(FlaskForm):
     def to_meta(self) -> SubmissionMeta:
         """The validated metadata."""
         return SubmissionMeta(
-            method_name=self.method_name.data.strip(),
+            method_name=clean_name(self.method_name.data),
             description=(self.description.data or "").strip(),
             paper_url=(self.paper_url.data or "").strip() or None,
             code_url=(self.code_url.data or "").strip() or None,
             model_type=self.model_type.data, fine_tuned=self.fine_tuned.checked,
-            knowledge_date=self.knowledge_date.data or None,
+            knowledge_date=parse_knowledge_date(self.knowledge_date.data),
             parameter_count=parse_parameter_count(self.parameter_count.data),
             public=self.public.checked)
 
@@ -107,19 +177,30 @@ class SubmissionForm(FlaskForm):
 class RegisterForm(FlaskForm):
     """A new account in a new team."""
 
-    username = StringField("User name", validators=[DataRequired(), Length(max=40)])
+    username = StringField("User name", filters=[nfc],
+                           validators=[DataRequired(), Length(max=40), shown_name])
     email = EmailField("Email", validators=[DataRequired(), Length(max=254)])
     password = PasswordField("Password (at least 15 characters)",
                              validators=[DataRequired(), Length(max=256)])
-    team = StringField("Team name (default: your user name)",
-                       validators=[Optional(), Length(max=80)])
+    team = StringField("Team name (default: your user name)", filters=[nfc],
+                       validators=[Optional(), Length(max=80), shown_name])
 
 
 class LoginForm(FlaskForm):
     """User name and password."""
 
-    username = StringField("User name", validators=[DataRequired(), Length(max=40)])
+    username = StringField("User name", filters=[nfc],
+                           validators=[DataRequired(), Length(max=40)])
     password = PasswordField("Password", validators=[DataRequired(), Length(max=256)])
+
+
+class PasswordForm(FlaskForm):
+    """The current password and a new one; every other session ends on change."""
+
+    current_password = PasswordField("Current password",
+                                     validators=[DataRequired(), Length(max=256)])
+    new_password = PasswordField("New password (at least 15 characters)",
+                                 validators=[DataRequired(), Length(max=256)])
 
 
 class TokenForm(FlaskForm):

@@ -12,6 +12,14 @@ bind = os.environ.get("SITUATEDQA_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 threads = int(os.environ.get("SITUATEDQA_THREADS", "4"))
 timeout = 120
+# Gunicorn answers a request line longer than limit_request_line itself, with an HTML 414.
+# Its cap is raised to the most it allows (8190) so that the app, whose own cap is lower
+# (inputs.MAX_URL_LENGTH, 4096), answers long URLs with its JSON error shape. Only lines
+# beyond 8190 bytes still get gunicorn's page: a limit of 0 (unbounded) would let one
+# request line use unbounded memory, which is worse than an HTML error for a broken client.
+limit_request_line = 8190
+limit_request_fields = 100
+limit_request_field_size = 8190
 
 
 def post_worker_init(worker: Any) -> None:

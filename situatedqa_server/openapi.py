@@ -257,12 +257,19 @@ def submission_paths() -> dict[str, Any]:
     }
 
 
-def board_parameters(track: str) -> list[dict[str, Any]]:
-    """The query parameters of a track's leaderboard (the columns depend on the track)."""
+def split_columns(track: str) -> dict[str, list[str]]:
+    """The metric columns of each split of a track (identification: per source dataset)."""
     try:
-        columns = sorted({c for split in SPLITS for c in columns_of(track, split)})
+        return {split: columns_of(track, split) for split in SPLITS}
     except GoldUnavailable:
-        columns = list(TRACK_INFO[track].metrics)
+        return {split: list(TRACK_INFO[track].metrics) for split in SPLITS}
+
+
+def board_parameters(track: str) -> list[dict[str, Any]]:
+    """The query parameters of a track's leaderboard (the columns depend on track and split)."""
+    by_split = split_columns(track)
+    columns = sorted({c for cs in by_split.values() for c in cs})
+    per_split = "; ".join(f"{split}: {', '.join(cs)}" for split, cs in by_split.items())
 
     def query(name: str, schema: dict[str, Any], description: str) -> dict[str, Any]:
         return {"name": name, "in": "query", "required": False, "schema": schema,
@@ -270,8 +277,11 @@ def board_parameters(track: str) -> list[dict[str, Any]]:
 
     return [
         query("split", {"type": "string", "enum": list(SPLITS), "default": "test"}, "Split."),
-        query("sort", {"type": "string", "enum": [*columns, *TEXT_COLUMNS]},
-              "Column to sort by (default: the primary metric)."),
+        {**query("sort", {"type": "string", "enum": [*columns, *TEXT_COLUMNS]},
+                 f"Column to sort by (default: the primary metric). The metric columns "
+                 f"depend on the split ({per_split}); every split also has "
+                 f"{', '.join(TEXT_COLUMNS)}. A column the split lacks: 400."),
+         "x-columns-by-split": {split: [*cs, *TEXT_COLUMNS] for split, cs in by_split.items()}},
         query("order", {"type": "string", "enum": ["asc", "desc"], "default": "desc"},
               "Sort order."),
         query("hide_baselines", {"type": "string", "enum": YES_NO},
@@ -316,6 +326,12 @@ def check_board_query(track: str, args: MultiDict[str, str]) -> None:
             problems[parameter["name"]] = "give it once"
         elif values and (problem := value_problem(parameter["schema"], values[0])):
             problems[parameter["name"]] = problem
+        elif values and "x-columns-by-split" in parameter:
+            split = args.get("split", "test")
+            allowed = parameter["x-columns-by-split"].get(split, [])
+            if split in SPLITS and values[0] not in allowed:
+                problems["sort"] = (f"the {split} split has no such column; choose one of "
+                                    f"{', '.join(allowed)}")
     if problems:
         raise ApiError(400, "invalid_query", "some query parameters are invalid",
                        {"fields": problems})

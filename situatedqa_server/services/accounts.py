@@ -13,6 +13,7 @@ from flask import current_app
 from sqlalchemy import select
 
 from ..extensions import db
+from ..inputs import clean_name, name_problem
 from ..models import ApiToken, Team, User, utcnow
 
 MIN_PASSWORD_LENGTH = 15  # NIST SP 800-63B-4 for passwords used without a second factor
@@ -76,7 +77,9 @@ def _verify(hasher: PasswordHasher, stored: str, password: str) -> bool:
 def create_user(username: str, email: str, password: str, *, team_name: str | None = None,
                 join_team: bool = False, is_admin: bool = False) -> User:
     """Add a user in a new team (or, for organizers, join an existing one); not committed."""
-    username, email = username.strip(), email.strip().lower()
+    if problem := name_problem(username.strip()):
+        raise AccountError(f"the user name {problem}")
+    username, email = clean_name(username), email.strip().lower()
     if not USERNAME_PATTERN.fullmatch(username):
         raise AccountError("a user name has 3 to 40 letters, digits, '.', '_' or '-'")
     if not EMAIL_PATTERN.fullmatch(email) or len(email) > 254:
@@ -92,7 +95,9 @@ def create_user(username: str, email: str, password: str, *, team_name: str | No
 
 
 def _team_for(name: str, join: bool) -> Team:
-    name = " ".join(name.split())
+    if problem := name_problem(name):
+        raise AccountError(f"the team name {problem}")
+    name = clean_name(name)
     if not TEAM_PATTERN.fullmatch(name):
         raise AccountError("a team name has 2 to 80 letters, digits, spaces, '.', '_' or '-'")
     team = db.session.scalar(select(Team).where(Team.name == name))
@@ -100,6 +105,21 @@ def _team_for(name: str, join: bool) -> Team:
         # Joining a team is an organizer's decision; otherwise anyone could use its quota.
         raise AccountError(f"the team name {name!r} is taken")
     return team or Team(name=name)
+
+
+def end_sessions(user: User) -> None:
+    """Void every session of the user signed so far (not committed): the generation moves on."""
+    user.session_generation = User.session_generation + 1
+
+
+def change_password(user: User, current: str, new: str) -> None:
+    """Set a new password after checking the current one, ending every session (not committed)."""
+    if not _verify(password_hasher(), user.password_hash, current):
+        raise AccountError("the current password is not right")
+    user.password_hash = hash_password(new)
+    end_sessions(user)
+    db.session.flush()
+    db.session.refresh(user, ["session_generation"])
 
 
 def hash_token(raw: str) -> str:

@@ -76,8 +76,9 @@ def test_every_error_path_has_one_shape(database: dict[str, Any], gold_dir: Path
     assert_error_shape(api.post(f"/api/v1/submissions/{own + 1}/publish", headers=auth), 404)
     assert_error_shape(api.get("/api/v1/nowhere"), 404)
     assert_error_shape(api.put("/api/v1/tracks"), 405)
-    assert_error_shape(api.get("/api/v1/leaderboards/nope"), 404, "bad_query")
-    assert_error_shape(api.get("/api/v1/leaderboards/geo?split=x"), 400)
+    assert_error_shape(api.get("/api/v1/leaderboards/nope"), 404, "not_found")
+    assert_error_shape(api.get("/api/v1/tracks/nope"), 404, "not_found")
+    assert_error_shape(api.get("/api/v1/leaderboards/geo?split=x"), 400, "invalid_query")
     assert_error_shape(api.get("/api/v1/leaderboards/geo?per_page=x"), 400, "invalid_query")
     assert_error_shape(api.get("/api/v1/leaderboards/geo?version=none"), 404)
     assert_error_shape(api.post("/api/v1/submissions", headers=auth, data={"track": "geo"}),
