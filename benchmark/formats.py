@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .fastparse import fast_answers
 from .gold import GoldSplit, curprev_key, geo_key, question_key, temp_key
 
 DEFAULT_MAX_PROBLEMS = 20
@@ -467,8 +468,12 @@ def parse_predictions(
     max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> Predictions:
     """Parse and validate a prediction file of any accepted format against one gold split."""
+    data = decompress_limited(data, filename, max_bytes)
+    fast = fast_answers(data, gold)
+    if fast is not None:
+        return Predictions(gold.track, gold.split, fast[0], answers=fast[1], keys=gold.keys)
     problems = _Collector(filename, max_problems)
-    text = decode_text(decompress_limited(data, filename, max_bytes), filename)
+    text = decode_text(data, filename)
     if not text.strip():
         raise ValidationError([Problem(filename, "file is empty")])
     layout, entries = _entries(text, gold, problems)
@@ -502,7 +507,7 @@ def _check_complete(gold: GoldSplit, parsed: _Parsed, problems: _Collector) -> N
 
 
 def _aligned(gold: GoldSplit, parsed: _Parsed, layout: str) -> Predictions:
-    keys = tuple(e.key for e in gold.examples)
+    keys = gold.keys
     if not gold.is_identification:
         return Predictions(
             gold.track, gold.split, layout, answers=tuple(parsed.answers[k] for k in keys),

@@ -155,6 +155,19 @@ class GoldSplit:
         """Source datasets present in this split, in a stable order."""
         return tuple(sorted({e.source for e in self.examples if e.source is not None}))
 
+    @cached_property
+    def source_masks(self) -> dict[str, BoolArray]:
+        """A boolean mask over the examples for every source dataset."""
+        return {
+            source: np.array([e.source == source for e in self.examples], dtype=np.bool_)
+            for source in self.sources
+        }
+
+    @cached_property
+    def keys(self) -> tuple[str, ...]:
+        """The example keys in gold order."""
+        return tuple(e.key for e in self.examples)
+
     def partition_sizes(self) -> dict[str, int]:
         """The number of examples in each partition."""
         return {name: int(mask.sum()) for name, mask in self.partition_masks.items()}

@@ -9,13 +9,13 @@ per metric instead of thousands of index resamples.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from .normalize import normalize_answer
+from .normalize import normalize_answer, normalize_many
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 20211107  # EMNLP 2021's first day: any fixed seed makes CIs reproducible.
@@ -37,10 +37,17 @@ def em_outcomes(
     predictions: tuple[str, ...], normalized_gold: tuple[frozenset[str], ...]
 ) -> BoolArray:
     """Per-example EM against per-example normalized gold sets."""
-    return np.fromiter(
-        (normalize_answer(p) in g for p, g in zip(predictions, normalized_gold, strict=True)),
-        dtype=np.bool_, count=len(predictions),
-    )
+    return normalized_em(normalize_many(predictions), normalized_gold)
+
+
+def normalized_em(
+    normalized_predictions: Sequence[str], normalized_gold: Sequence[frozenset[str]]
+) -> BoolArray:
+    """Per-example EM of already normalized predictions (a set lookup each)."""
+    if len(normalized_predictions) != len(normalized_gold):
+        raise ValueError("one prediction per gold example is needed")
+    return np.fromiter(map(frozenset.__contains__, normalized_gold, normalized_predictions),
+                       dtype=np.bool_, count=len(normalized_gold))
 
 
 def rng_for(seed: int, name: str) -> np.random.Generator:

@@ -21,10 +21,11 @@ from .metrics import (
     accuracy_from_binary,
     auc_metric,
     confusion_codes,
-    em_outcomes,
     metric_from_codes,
+    normalized_em,
     paired_difference,
 )
+from .normalize import normalize_many
 from .tracks import track_info
 
 CORRECT = 1
@@ -70,8 +71,7 @@ def _metric_specs(
     if gold.is_identification:
         for name, statistic in ID_STATISTICS.items():
             yield name, outcomes, 4, statistic
-        for source in gold.sources:
-            mask = np.array([e.source == source for e in gold.examples], dtype=np.bool_)
+        for source, mask in gold.source_masks.items():
             for name, statistic in ID_STATISTICS.items():
                 yield f"{name}_{source_slug(source)}", outcomes[mask], 4, statistic
         return
@@ -99,8 +99,9 @@ def outcome_codes(gold: GoldSplit, predictions: Predictions) -> IntArray:
         return confusion_codes(predictions.labels, gold.labels)
     if predictions.answers is None:
         raise ValueError("QA predictions need answers")
-    correct = em_outcomes(predictions.answers, gold.normalized_answers)
-    correct_any = em_outcomes(predictions.answers, gold.normalized_any_answers)
+    normalized = normalize_many(predictions.answers)  # once, for both gold sets
+    correct = normalized_em(normalized, gold.normalized_answers)
+    correct_any = normalized_em(normalized, gold.normalized_any_answers)
     return (correct.astype(np.int64) * CORRECT) | (correct_any.astype(np.int64) * CORRECT_ANY)
 
 

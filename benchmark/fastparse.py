@@ -1,0 +1,155 @@
+"""The fast path of prediction parsing: well-formed QA files in a few C calls.
+
+It accepts a file only when it can prove that the exact, line-by-line parser in formats.py
+would accept it with the same answers; on any doubt it returns None and that parser runs
+(and names every problem). Only the fields the track needs are decoded (msgspec Structs);
+the gold fields of official records are kept as raw JSON (still validated as JSON).
+
+What has to be proven, and how (whole-file C or numpy calls; per record only the key):
+* each line holds one JSON object: either every newline sits between two records (`}\\n{`)
+  and there are as many records as lines, or the file is decoded line by line;
+* every record has exactly the fields of one shape (official record with or without the
+  dataset's gold fields, or compact {key, prediction}): msgspec requires them all and
+  forbids others;
+* no field is repeated: then the file would hold more keys than the shape has. Every key
+  ends with `"` right before its `:` once no `:` follows white space (checked), so the count
+  of `":` bounds the keys from above: equal to n times the shape's fields, none is repeated.
+  No nested object exists (the count of `{` is n), so none hides inside a gold field;
+* the text is valid UTF-8 with no NUL and no lone surrogate, as the exact parser requires:
+  msgspec checks the UTF-8 of every string it decodes and rejects lone surrogate escapes;
+  gold fields are kept raw only when the whole text is ASCII; NUL escapes are looked for;
+* every key is a gold key and every gold key is present exactly once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import msgspec
+import numpy as np
+import numpy.typing as npt
+
+from .gold import GoldSplit
+
+_BOM = b"\xef\xbb\xbf"
+_GOLD_FIELDS = ("question", "edited_question", "answer", "any_answer")
+_JSON_WHITESPACE = np.frombuffer(b" \t\r\n", dtype=np.uint8)
+
+Shape = tuple[msgspec.json.Decoder[Any], int]
+
+
+def _shape(name: str, fields: Sequence[tuple[str, Any]]) -> Shape:
+    """A decoder requiring exactly these fields, and their number."""
+    struct = msgspec.defstruct(name, list(fields), forbid_unknown_fields=True)
+    return msgspec.json.Decoder(struct), len(fields)
+
+
+class _Official(NamedTuple):
+    raw: Shape  # with the dataset's gold fields kept raw: for ASCII text
+    decoded: Shape  # with them decoded, which checks their UTF-8: for other text
+    bare: Shape  # without them
+
+
+def _official_shapes(name: str, context: Sequence[str]) -> _Official:
+    """The shapes of an official record of a track whose key holds these context fields."""
+    fields = [("id", int), *((f, str) for f in context), ("pred_answer", str)]
+    raw = [(f, msgspec.Raw) for f in _GOLD_FIELDS]
+    decoded = [(f, str if f.endswith("question") else list[str]) for f in _GOLD_FIELDS]
+    return _Official(_shape(f"{name}Raw", fields + raw), _shape(f"{name}Full", fields + decoded),
+                     _shape(name, fields))
+
+
+_KEYED = _shape("Keyed", [("key", str), ("prediction", str)])
+_OFFICIAL: dict[str, tuple[_Official, Callable[[list[Any]], list[str]]]] = {
+    "temp": (_official_shapes("Temp", ("date", "date_type")),
+             lambda rs: [f"{r.id}|{r.date}|{r.date_type}" for r in rs]),
+    "geo": (_official_shapes("Geo", ("location",)),
+            lambda rs: [f"{r.id}|{r.location}" for r in rs]),
+    "curprev": (_official_shapes("Curprev", ("which",)),
+                lambda rs: [f"{r.id}|{r.which}" for r in rs]),
+    "present": (_official_shapes("Present", ()), lambda rs: [str(r.id) for r in rs]),
+}
+
+
+def _decode_lines(
+    body: bytes, view: npt.NDArray[np.uint8], decoder: msgspec.json.Decoder[Any]
+) -> list[Any]:
+    """One record a line: one call when every newline separates two records, else per line."""
+    newlines = np.flatnonzero(view == ord("\n"))
+    if (body.endswith(b"}") and np.all(view[newlines - 1] == ord("}"))
+            and np.all(view[newlines + 1] == ord("{"))):
+        records = decoder.decode_lines(body)
+        if len(records) == newlines.size + 1:
+            return records
+    return [decoder.decode(line) for line in body.split(b"\n") if line.strip()]
+
+
+def _has_nul_escape(body: bytes, view: npt.NDArray[np.uint8]) -> bool:
+    """True when a NUL may be written as the escape \\u0000 (checked exactly on a hint)."""
+    backslashes = np.flatnonzero(view[:-5] == ord("\\"))
+    return bool(backslashes.size) and bool(np.any(
+        (view[backslashes + 1] == ord("u")) & (view[backslashes + 2] == ord("0"))
+        & (view[backslashes + 3] == ord("0")))) and b"\\u0000" in body
+
+
+def _decode(body: bytes, view: npt.NDArray[np.uint8], shapes: Sequence[Shape]) -> list[Any]:
+    """Records of the first shape that fits every line; ValueError when none does."""
+    for decoder, field_count in shapes:
+        try:
+            records = _decode_lines(body, view, decoder)
+        except msgspec.ValidationError:
+            continue
+        if _no_repeated_field(view, len(records) * field_count):
+            return records
+        break
+    raise ValueError("no shape fits")
+
+
+def _no_repeated_field(view: npt.NDArray[np.uint8], key_count: int) -> bool:
+    """True when the text holds exactly key_count keys (see the module docstring)."""
+    colons = np.flatnonzero(view == ord(":"))
+    before = view[colons - 1]
+    if np.any(np.isin(before, _JSON_WHITESPACE)):
+        return False
+    return int(np.count_nonzero(before == ord('"'))) == key_count
+
+
+def fast_answers(data: bytes, gold: GoldSplit) -> tuple[str, tuple[str, ...]] | None:
+    """(layout, answers in gold order) of a well-formed QA JSONL file; None when unsure."""
+    if gold.is_identification or gold.track not in _OFFICIAL:
+        return None
+    body = data.removeprefix(_BOM)
+    body = body.rstrip(b"\n")
+    if not body.startswith(b"{") or b"\x00" in body:
+        return None
+    view = np.frombuffer(body, dtype=np.uint8)
+    if _has_nul_escape(body, view):
+        return None
+    keyed = body.startswith(b'{"key"')
+    shapes, key_of = _OFFICIAL[gold.track]
+    try:
+        # Outside the strings that msgspec decodes, the text must be ASCII (raw gold fields).
+        ascii_text = body.isascii()
+        official = [shapes.raw if ascii_text else shapes.decoded, shapes.bare]
+        records = _decode(body, view, [_KEYED] if keyed else official)
+        n = len(records)
+        if n != len(gold) or int(np.count_nonzero(view == ord("{"))) != n:
+            return None  # an incomplete file, or a nested object
+        if keyed:
+            keys = [r.key for r in records]
+            answers = [r.prediction for r in records]
+        else:
+            keys = key_of(records)
+            answers = [r.pred_answer for r in records]
+        positions = np.fromiter(map(gold.index.__getitem__, keys), dtype=np.intp, count=n)
+    except (msgspec.DecodeError, ValueError, KeyError):
+        return None
+    if not np.array_equal(np.bincount(positions, minlength=n), np.ones(n, dtype=np.intp)):
+        return None  # a duplicate, hence a missing example
+    if np.array_equal(positions, np.arange(n)):
+        return "jsonl", tuple(answers)
+    ordered = np.empty(n, dtype=object)
+    ordered[positions] = answers
+    return "jsonl", tuple(ordered.tolist())
+
