@@ -36,8 +36,10 @@ def _derive_config(app: Flask) -> None:
     instance = Path(app.instance_path)
     config["SQLALCHEMY_DATABASE_URI"] = (
         config["SQLALCHEMY_DATABASE_URI"] or f"sqlite:///{instance / 'situatedqa.db'}")
-    config["GOLD_DIR"] = config["GOLD_DIR"] or str(instance / "gold")
-    config["SUBMISSIONS_DIR"] = config["SUBMISSIONS_DIR"] or str(REPO_ROOT / "submissions")
+    config["CACHE_DIR"] = config["CACHE_DIR"] or str(instance / "cache")
+    config["RATELIMIT_STORAGE_URI"] = config["RATELIMIT_STORAGE_URI"] or (
+        config["BROKER_URL"] if str(config["BROKER_URL"] or "").startswith("redis")
+        else "memory://")
     config["SECRET_KEY"] = config["SECRET_KEY"] or _instance_secret_key(instance)
     engine_options = dict(config.get("SQLALCHEMY_ENGINE_OPTIONS") or {"pool_pre_ping": True})
     # SQLAlchemy's error messages quote the statement's parameters, i.e. request data.
@@ -68,7 +70,7 @@ def _instance_secret_key(instance: Path) -> str:
 
 def _init_extensions(app: Flask) -> None:
     """Bind the database, migrations, CSRF, rate limits, security headers and error pages."""
-    from . import errors
+    from . import errors, tasks
     from .extensions import csrf, db, limiter, migrate
 
     db.init_app(app)
@@ -76,6 +78,7 @@ def _init_extensions(app: Flask) -> None:
     csrf.init_app(app)
     limiter.init_app(app)
     errors.init_app(app)
+    tasks.celery_init_app(app)
 
 
 def _register_blueprints(app: Flask) -> None:

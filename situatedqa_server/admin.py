@@ -8,11 +8,12 @@ from flask import Blueprint, abort, flash, g, redirect, render_template, request
 from sqlalchemy import select
 from werkzeug.wrappers import Response
 
+from . import tasks
 from .auth import admin_required
 from .extensions import db
-from .forms import ReasonForm
-from .models import AuditLog, Submission, User
-from .services import visibility
+from .forms import ActionForm, ReasonForm
+from .models import AuditLog, Job, Submission, User
+from .services import baselines, jobs, visibility
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
 PAGE_SIZE = 100
@@ -59,3 +60,30 @@ def audit_log() -> str:
     entries = db.session.scalars(select(AuditLog).order_by(AuditLog.id.desc())
                                  .limit(PAGE_SIZE).offset((page - 1) * PAGE_SIZE)).all()
     return render_template("admin/audit.html", entries=entries, page=page)
+
+
+@bp.get("/jobs")
+@admin_required
+def jobs_page() -> str:
+    """Every long job with its state and progress, and the regeneration buttons."""
+    rows = db.session.scalars(select(Job).order_by(Job.id.desc()).limit(PAGE_SIZE)).all()
+    return render_template("admin/jobs.html", jobs=rows, modes=baselines.JOB_MODES,
+                           action=ActionForm())
+
+
+@bp.post("/jobs/regenerate/<mode>")
+@admin_required
+def regenerate(mode: str) -> Response:
+    """Start a baseline regeneration on the job workers."""
+    if mode not in baselines.JOB_MODES:
+        abort(404)
+    if not ActionForm().validate_on_submit():
+        abort(400)
+    try:
+        job = jobs.start_regeneration({"mode": mode}, g.user)
+    except jobs.JobError as exc:
+        flash(str(exc), "error")
+        return redirect(url_for("admin.jobs_page"))
+    tasks.start(job.id)
+    flash(f"regeneration job {job.id} started ({mode})", "info")
+    return redirect(url_for("admin.jobs_page"))

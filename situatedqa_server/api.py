@@ -18,7 +18,7 @@ from .extensions import config_limit, db, limiter
 from .forms import SubmissionForm
 from .models import Score, Submission, User
 from .openapi import check_board_query
-from .services import accounts, quotas, scoring, visibility
+from .services import accounts, idempotency, quotas, scoring, visibility
 from .services.gold_store import GoldUnavailable
 from .services.leaderboards import (
     BadBoardQuery,
@@ -75,16 +75,28 @@ def team_submission(submission_id: int, user: User) -> Submission:
 @bp.post("/submissions")
 @limiter.limit(config_limit("UPLOAD_RATE_LIMIT"))
 def create_submission() -> tuple[dict[str, Any], int]:
-    """Validate, score and store an upload; 201 with the scores."""
+    """Validate, score and store an upload; 201 with the scores (replayed for a known key)."""
     user = token_user()
     form = SubmissionForm(meta={"csrf": False})
     if not form.validate():
         raise ApiError(400, "invalid_request", "some fields are missing or invalid",
                        {"fields": form.errors})
+    data, key = form.file.data.read(), idempotency_key()
+    digest = idempotency.request_digest(
+        ((k, v) for k, v in request.form.items(multi=True)), data) if key else ""
+    if key and (stored := replay(user, key, digest)) is not None:
+        return stored
+    hook = idempotency.recorder(user, key, digest, submission_json) if key else None
     try:
-        submission, score = scoring.submit(user, form.track.data, form.split.data,
-                                           form.file.data.read(),
-                                           form.file.data.filename or "upload", form.to_meta())
+        submission, score = scoring.submit(user, form.track.data, form.split.data, data,
+                                           form.file.data.filename or "upload",
+                                           form.to_meta(), hook)
+    except idempotency.ConcurrentRequest:
+        stored = replay(user, key or "", digest)
+        if stored is None:
+            raise ApiError(409, "conflict", "a request with this Idempotency-Key is still "
+                           "being processed; retry in a moment") from None
+        return stored
     except FileTooLargeError as exc:
         raise ApiError(413, "file_too_large", str(exc), {"problems": exc.to_json()}) from None
     except ValidationError as exc:
@@ -96,6 +108,26 @@ def create_submission() -> tuple[dict[str, Any], int]:
     except GoldUnavailable as exc:
         raise ApiError(503, "gold_unavailable", str(exc)) from None
     return submission_json(submission, score), 201
+
+
+def idempotency_key() -> str | None:
+    """The request's Idempotency-Key header, checked (400 when malformed)."""
+    key = request.headers.get(idempotency.HEADER)
+    if key is None:
+        return None
+    if not 1 <= len(key) <= idempotency.MAX_KEY_LENGTH or not key.isprintable() \
+            or not key.isascii():
+        raise ApiError(400, "invalid_request", f"{idempotency.HEADER} must be 1 to "
+                       f"{idempotency.MAX_KEY_LENGTH} printable ASCII characters")
+    return key
+
+
+def replay(user: User, key: str, digest: str) -> tuple[dict[str, Any], int] | None:
+    """The first response to this key, or None; 422 when the key named another request."""
+    try:
+        return idempotency.replay(user, key, digest)
+    except idempotency.KeyReused as exc:
+        raise ApiError(422, "idempotency_key_reused", str(exc)) from None
 
 
 @bp.get("/submissions")

@@ -17,8 +17,18 @@ from benchmark.release import DEFAULT_DOWNLOAD_DIR
 from benchmark.versions import Change, UpdateError
 
 from .extensions import db
-from .models import ApiToken, GoldVersion, ModelType, ReportedEntry, Submission, User
-from .services import accounts, gold_store, scoring, versions, visibility
+from . import tasks
+from .models import (
+    ApiToken,
+    GoldVersion,
+    Job,
+    JobStatus,
+    ModelType,
+    ReportedEntry,
+    Submission,
+    User,
+)
+from .services import accounts, blobs, gold_store, jobs, scoring, versions, visibility
 from .services import baselines as baseline_service
 
 gold_cli = AppGroup("gold", help="Import the canonical gold; build and activate versions.")
@@ -27,6 +37,7 @@ tokens_cli = AppGroup("tokens", help="Create and revoke API tokens.")
 submissions_cli = AppGroup("submissions", help="List, hide, unhide and rescore submissions.")
 reported_cli = AppGroup("reported", help="Numbers reported in the paper.")
 baselines_cli = AppGroup("baselines", help="Baseline entries and the paper's numbers.")
+jobs_cli = AppGroup("jobs", help="Job workers and the long jobs they run.")
 
 
 def _release_dir(explicit: Path | None) -> Path:
@@ -39,15 +50,16 @@ def _release_dir(explicit: Path | None) -> Path:
 @click.option("--from", "source", type=click.Path(file_okay=False, path_type=Path),
               help="Release folder (default: $SITUATEDQA_DATA, else gold/release).")
 def gold_import(source: Path | None) -> None:
-    """Verify the release against gold/manifest.json and install it as canonical gold."""
+    """Verify the release against gold/manifest.json and store it in the database as the
+    first gold version (a no-op when it is there already)."""
     try:
         gold, version = gold_store.import_gold(_release_dir(source))
-    except GoldError as exc:
+    except (GoldError, gold_store.GoldUnavailable) as exc:
         raise click.ClickException(str(exc)) from None
     for track, split in gold.available():
         click.echo(f"{track:8} {split:5} {len(gold.get(track, split)):6} examples")
-    click.echo(f"gold version {version.name!r} (active: {version.is_active}) in "
-               f"{current_app.config['GOLD_DIR']}")
+    click.echo(f"gold version {version.name!r} (active: {version.is_active}), stored in the "
+               f"database as {version.gold_sha256[:12]}…")
 
 
 def _gold_version(name: str) -> GoldVersion:
@@ -110,25 +122,33 @@ def gold_build(update: Path, name: str, as_of: Any, note: str, parent: str | Non
 
 @gold_cli.command("activate")
 @click.argument("name")
-@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Scoring processes.")
-@click.option("--restart", is_flag=True, help="Mark an interrupted rescore failed first.")
-def gold_activate(name: str, workers: int, restart: bool) -> None:
-    """Rescore every stored submission against a version, then make it the active one."""
+@click.option("--background", is_flag=True,
+              help="Hand the rescore to the job workers and return at once "
+                   "(follow it with `jobs list`).")
+@click.option("--restart", is_flag=True, help="Abandon an unfinished rescore job first.")
+def gold_activate(name: str, background: bool, restart: bool) -> None:
+    """Rescore every stored submission against a version, then make it the active one.
+
+    Without --background the rescore runs in this process; job workers that run at the
+    same time share its batches.
+    """
     try:
-        job = versions.start_activation(_gold_version(name), None, restart=restart)
+        job = jobs.start_activation(_gold_version(name), None, restart=restart)
     except versions.VersionError as exc:
         raise click.ClickException(str(exc)) from None
+    if background:
+        tasks.start(job.id)
+        click.echo(f"rescore job {job.id} queued: {job.total} submissions in "
+                   f"{len(job.batches)} batches")
+        return
     with tqdm(total=job.total, unit="submission", disable=None) as bar:
         def advance(done: int, total: int) -> None:
             bar.total = total
             bar.update(done - bar.n)
-        try:
-            versions.run_job(job.id, workers=workers, progress=advance)
-        except (ValidationError, GoldError, gold_store.GoldUnavailable, OSError) as exc:
-            raise click.ClickException(
-                f"rescore failed; {gold_store.active_version().name!r} stays active: "
-                f"{exc}") from None
+        job = jobs.run_inline(job.id, progress=advance)
+    if job.status != JobStatus.DONE.value:
+        raise click.ClickException(f"rescore failed; {gold_store.active_version().name!r} "
+                                   f"stays active: {job.error}")
     click.echo(f"{name!r} is now the active gold version ({job.total} submissions rescored)")
 
 
@@ -260,7 +280,7 @@ def submissions_rescore(version_name: str | None) -> None:
             scoring.rescore(submission, version, gold.get(submission.track, submission.split))
             db.session.commit()
             done += 1
-        except (ValidationError, GoldError, OSError) as exc:
+        except (ValidationError, GoldError, blobs.MissingFile) as exc:
             db.session.rollback()
             failed += 1
             click.echo(f"submission {submission.id}: not rescored ({type(exc).__name__})",
@@ -367,6 +387,43 @@ def baselines_list() -> None:
                    f"{json.dumps(record.get('settings'), sort_keys=True)}")
 
 
+@jobs_cli.command("worker")
+@click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Worker processes (each scores one batch at a time).")
+@click.option("--loglevel", default="INFO", show_default=True, help="Celery log level.")
+def jobs_worker(concurrency: int, loglevel: str) -> None:
+    """Run one job worker (Celery underneath) until it is stopped.
+
+    It takes rescore and regeneration steps from the broker ($SITUATEDQA_BROKER_URL, or
+    the embedded SQLite broker) and, every JOB_SWEEP_SECONDS, sends again any step whose
+    worker died.
+    """
+    if current_app.config["JOBS_EAGER"]:
+        raise click.ClickException("SITUATEDQA_JOBS_EAGER is set: jobs run where they start, "
+                                   "so a worker would get nothing")
+    tasks.run_worker(current_app._get_current_object(),  # type: ignore[attr-defined]
+                     concurrency, loglevel)
+
+
+@jobs_cli.command("list")
+def jobs_list() -> None:
+    """Every job with its kind, state and progress, newest first."""
+    click.echo(f"{'id':>5}  {'kind':<10} {'state':<8} {'progress':>13}  {'started':<19}  "
+               "target / error")
+    for job in db.session.scalars(select(Job).order_by(Job.id.desc())):
+        target = job.gold_version.name if job.gold_version else json.dumps(job.params)
+        started = f"{job.started_at:%Y-%m-%d %H:%M:%S}" if job.started_at else "-"
+        click.echo(f"{job.id:>5}  {job.kind:<10} {job.status:<8} "
+                   f"{f'{job.done}/{job.total}':>13}  {started:<19}  {target}"
+                   + (f"  ({job.error})" if job.error else ""))
+
+
+@jobs_cli.command("sweep")
+def jobs_sweep() -> None:
+    """Send again every job step whose lease has passed (workers do this by themselves)."""
+    click.echo(f"{jobs.sweep(tasks.dispatch)} job step(s) dispatched")
+
+
 @click.command("setup")
 @with_appcontext
 @click.option("--from", "source", type=click.Path(file_okay=False, path_type=Path),
@@ -376,8 +433,7 @@ def setup(source: Path | None) -> None:
     from flask_migrate import upgrade
 
     upgrade(directory=current_app.extensions["migrate"].directory)
-    if (Path(current_app.config["GOLD_DIR"]) / "meta.json").is_file() and db.session.scalar(
-            select(GoldVersion.id).limit(1)) is not None:
+    if db.session.scalar(select(GoldVersion.id).limit(1)) is not None:
         click.echo("database upgraded; gold already imported")
         return
     click.get_current_context().invoke(gold_import, source=source)
@@ -386,6 +442,6 @@ def setup(source: Path | None) -> None:
 def init_app(app: Flask) -> None:
     """Register the command groups on the app."""
     for group in (gold_cli, users_cli, tokens_cli, submissions_cli, reported_cli,
-                  baselines_cli):
+                  baselines_cli, jobs_cli):
         app.cli.add_command(group)
     app.cli.add_command(setup)

@@ -98,6 +98,25 @@ class GoldVersion(Base):
     parent_id: Mapped[int | None] = mapped_column(ForeignKey("gold_version.id"))
     is_active: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    # The canonical gold, named by its content: hosts load it from the database, never from
+    # a folder, so a version cannot outlive its database or be missing on another host.
+    gold_sha256: Mapped[str] = mapped_column(ForeignKey("stored_file.sha256"))
+    #: Every change against the parent as recorded when the version was built (JSON list).
+    changes: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+
+
+class StoredFile(Base):
+    """Bytes named by their SHA-256, zlib-compressed: uploads, gold versions, baseline files.
+
+    Written in the same transaction as the row that names them, so neither can exist
+    without the other; the same content is stored once.
+    """
+
+    __tablename__ = "stored_file"
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    size: Mapped[int] = mapped_column(BigInteger)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
 
 
 class Submission(Base):
@@ -110,7 +129,7 @@ class Submission(Base):
     team_id: Mapped[int] = mapped_column(ForeignKey("team.id"), index=True)
     track: Mapped[str] = mapped_column(String(16))
     split: Mapped[str] = mapped_column(String(8))
-    file_sha256: Mapped[str] = mapped_column(String(64))
+    file_sha256: Mapped[str] = mapped_column(ForeignKey("stored_file.sha256"), index=True)
     # The client's filename is shown to its owner only; storage uses file_sha256.
     filename: Mapped[str] = mapped_column(String(255))
     format: Mapped[str] = mapped_column(String(16))
@@ -225,7 +244,7 @@ class AuditLog(Base):
 
 
 class JobStatus(enum.StrEnum):
-    """Where a rescore job is: waiting, scoring, finished (version active) or failed."""
+    """Where a job is: waiting, working, finished or failed."""
 
     QUEUED = "queued"
     RUNNING = "running"
@@ -233,21 +252,69 @@ class JobStatus(enum.StrEnum):
     FAILED = "failed"
 
 
-class RescoreJob(Base):
-    """Rescoring every stored submission against a gold version, then activating it."""
+class JobKind(enum.StrEnum):
+    """What a job does: rescore into a gold version and activate it, or regenerate baselines."""
 
-    __tablename__ = "rescore_job"
+    RESCORE = "rescore"
+    REGENERATE = "regenerate"
+
+
+class Job(Base):
+    """A long job run by the job workers; its progress lives here, not in a process."""
+
+    __tablename__ = "job"
     id: Mapped[int] = mapped_column(primary_key=True)
-    gold_version_id: Mapped[int] = mapped_column(ForeignKey("gold_version.id"), index=True)
-    status: Mapped[str] = mapped_column(String(8), default=JobStatus.QUEUED.value)
+    kind: Mapped[str] = mapped_column(String(16), default=JobKind.RESCORE.value)
+    gold_version_id: Mapped[int | None] = mapped_column(ForeignKey("gold_version.id"),
+                                                        index=True)
+    params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    status: Mapped[str] = mapped_column(String(8), default=JobStatus.QUEUED.value, index=True)
     actor: Mapped[str] = mapped_column(String(80))
     total: Mapped[int] = mapped_column(Integer, default=0)
     done: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(DateTime)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime)
+    #: Until when a worker holds the job's unbatched step (regeneration, the final switch).
+    leased_until: Mapped[datetime | None] = mapped_column(DateTime)
     error: Mapped[str | None] = mapped_column(Text)
-    gold_version: Mapped[GoldVersion] = relationship()
+    gold_version: Mapped[GoldVersion | None] = relationship()
+    batches: Mapped[list[JobBatch]] = relationship(back_populates="job",
+                                                   order_by="JobBatch.seq")
+
+
+class JobBatch(Base):
+    """One idempotent slice of a job: the submissions with ids first_id..last_id."""
+
+    __tablename__ = "job_batch"
+    __table_args__ = (UniqueConstraint("job_id", "seq"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    job_id: Mapped[int] = mapped_column(ForeignKey("job.id"), index=True)
+    seq: Mapped[int] = mapped_column(Integer)
+    first_id: Mapped[int] = mapped_column(Integer)
+    last_id: Mapped[int] = mapped_column(Integer)
+    size: Mapped[int] = mapped_column(Integer)
+    done: Mapped[bool] = mapped_column(Boolean, default=False)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    #: A batch whose lease has passed unfinished is handed out again (its worker died).
+    leased_until: Mapped[datetime | None] = mapped_column(DateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime)
+    job: Mapped[Job] = relationship(back_populates="batches")
+
+
+class IdempotencyKey(Base):
+    """The first response to an upload sent with an Idempotency-Key, replayed for 24 hours."""
+
+    __tablename__ = "idempotency_key"
+    __table_args__ = (UniqueConstraint("user_id", "key"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("user_account.id"))
+    key: Mapped[str] = mapped_column(String(200))
+    #: SHA-256 of the request (form fields and file): the same key with another request is 422.
+    request_sha256: Mapped[str] = mapped_column(String(64))
+    status: Mapped[int] = mapped_column(Integer)
+    response: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, index=True)
 
 
 class Snapshot(Base):

@@ -52,12 +52,28 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("SITUATEDQA_DATA", None, str,
             "Folder of the official release that `gold import` reads by default "
             "(else gold/release).", "SITUATEDQA_DATA"),
-    Setting("GOLD_DIR", None, str,
-            "Folder of the canonical gold that workers load. Unset: instance/gold.",
-            "SITUATEDQA_GOLD_DIR"),
-    Setting("SUBMISSIONS_DIR", None, str,
-            "Content-addressed, write-once store of uploaded files. Unset: the repository's "
-            "submissions/ folder.", "SITUATEDQA_SUBMISSIONS_DIR"),
+    Setting("CACHE_DIR", None, str,
+            "Folder of this host's caches (rendered plots); deleting it at any moment is "
+            "safe: everything in it is rebuilt on demand. Unset: instance/cache.",
+            "SITUATEDQA_CACHE_DIR"),
+    Setting("BROKER_URL", None, str,
+            "Celery broker of the job workers, e.g. redis://127.0.0.1:6379/0 when running "
+            "several machines. Unset: the embedded broker, an SQLite file in the instance "
+            "folder, served by the one worker that scripts/serve.sh starts.",
+            "SITUATEDQA_BROKER_URL"),
+    Setting("JOBS_EAGER", False, _bool,
+            "Run jobs inside the process that starts them instead of on a job worker "
+            "(tests and one-off scripts).", "SITUATEDQA_JOBS_EAGER"),
+    Setting("JOB_LEASE_SECONDS", 120, int,
+            "Seconds a job step is held by the worker that took it; a step whose lease "
+            "passes unfinished (its worker died) is dispatched again.",
+            "SITUATEDQA_JOB_LEASE_SECONDS"),
+    Setting("JOB_SWEEP_SECONDS", 15, int,
+            "How often each job worker looks for steps whose lease has passed.",
+            "SITUATEDQA_JOB_SWEEP_SECONDS"),
+    Setting("RESCORE_BATCH_SIZE", 200, int,
+            "Submissions per rescore batch (one transaction, one Celery message).",
+            "SITUATEDQA_RESCORE_BATCH_SIZE"),
     Setting("TEST_DAILY_QUOTA", 5, int,
             "Accepted test-split submissions per team and track per UTC day.",
             "SITUATEDQA_TEST_DAILY_QUOTA"),
@@ -85,9 +101,11 @@ SETTINGS: tuple[Setting, ...] = (
             "SITUATEDQA_SECURE_COOKIES"),
     Setting("SESSION_LIFETIME_HOURS", 12, int,
             "Hours a login lasts.", "SITUATEDQA_SESSION_LIFETIME_HOURS"),
-    Setting("RATELIMIT_STORAGE_URI", "memory://", str,
-            "Flask-Limiter storage; use redis://… or memcached://… to share limits across "
-            "workers and hosts.", "SITUATEDQA_RATELIMIT_STORAGE_URI"),
+    Setting("RATELIMIT_STORAGE_URI", None, str,
+            "Flask-Limiter storage, e.g. redis://127.0.0.1:6379/1. Unset: the broker when it "
+            "is Redis, so every worker and host counts together; else memory://, where each "
+            "gunicorn worker process counts apart (with 2 workers a limit of 10 per minute "
+            "lets up to 20 through).", "SITUATEDQA_RATELIMIT_STORAGE_URI"),
     Setting("LOGIN_RATE_LIMIT", "10 per minute", str,
             "Login attempts per client address.", "SITUATEDQA_LOGIN_RATE_LIMIT"),
     Setting("REGISTER_RATE_LIMIT", "5 per hour", str,

@@ -29,7 +29,8 @@ from .auth import admin_required
 from .extensions import db
 from .forms import ActionForm
 from .models import GoldVersion, Submission
-from .services import gold_store, versions
+from . import tasks
+from .services import gold_store, jobs, versions
 
 bp = Blueprint("versions", __name__)
 #: Tracks whose answers move with time: their drift view plots EM against the as-of date.
@@ -216,12 +217,13 @@ def activate(version_id: int) -> Response:
     if version is None or not ActionForm().validate_on_submit():
         abort(404 if version is None else 400)
     try:
-        job = versions.start_activation(version, g.user)
+        job = jobs.start_activation(version, g.user)
     except versions.VersionError as exc:
         flash(str(exc), "error")
         return redirect(url_for("versions.admin"))
-    versions.run_in_background(current_app._get_current_object(), job.id)  # type: ignore[attr-defined]
-    flash(f"rescore job {job.id} started for {version.name!r}", "info")
+    tasks.start(job.id)
+    flash(f"rescore job {job.id} started for {version.name!r}: {job.total} submissions in "
+          f"{len(job.batches)} batches on the job workers", "info")
     return redirect(url_for("versions.admin"))
 
 

@@ -5,13 +5,14 @@ every file is scored against every gold version; nothing touches the database ye
 runner that fails leaves the previous entries as they were. Then one locked transaction
 keeps each entry whose file and settings are unchanged (same id), replaces the others
 (old rows and their scores removed, new ones inserted with a score per gold version) and
-brings the paper-reported rows up to date. Only after the commit do the files move into
-the content-addressed upload store.
+brings the paper-reported rows up to date; the files are stored (content-addressed, in the
+database) in that same transaction.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gzip
 import hashlib
 import io
 import json
@@ -52,11 +53,15 @@ from ..models import (
     Visibility,
     utcnow,
 )
-from . import audit, gold_store, quotas, versions
+from . import audit, blobs, gold_store, quotas, versions
 from .scoring import new_score
-from .storage import StagedFile, upload_store
 
 PAPER_URL = "https://arxiv.org/abs/2109.06157"
+#: The reference submissions: the quick runners' outputs, committed compressed with sidecars.
+REFERENCE_DIR = Path(__file__).resolve().parents[2] / "submissions" / "reference"
+#: What a regeneration job started from the admin pages does.
+JOB_MODES = {"reference": "load the committed reference files (seconds)",
+             "quick": "rerun id-random and id-tfidf on the release (needs SITUATEDQA_DATA)"}
 SYSTEM_USERNAME = "situatedqa-organizers"
 SYSTEM_EMAIL = "organizers@situatedqa.invalid"
 SYSTEM_TEAM = "SituatedQA organizers"
@@ -216,14 +221,18 @@ def read_file(key: BaselineKey, path: Path) -> BaselineFile:
     found = tuple(str(meta.get(name)) for name in ("runner", "track", "split"))
     if found != (key.runner, key.track, key.split):
         raise BaselineError(f"{meta_path(path)}: written by {':'.join(found)}, not {key}")
-    return BaselineFile(key, path.read_bytes(), meta)
+    data = path.read_bytes()
+    if path.suffix == ".gz":  # reference files are committed compressed; entries keep the JSONL
+        data = gzip.decompress(data)
+    return BaselineFile(key, data, meta)
 
 
 def discover(directory: Path) -> list[tuple[BaselineKey, Path]]:
     """Every *.jsonl of a folder, keyed by its sidecar's runner, track and split."""
     if not directory.is_dir():
         raise BaselineError(f"{directory}: no such folder")
-    found = [(_sidecar_key(path), path) for path in sorted(directory.glob("*.jsonl"))]
+    found = [(_sidecar_key(path), path) for path in sorted(
+        [*directory.glob("*.jsonl"), *directory.glob("*.jsonl.gz")])]
     if not found:
         raise BaselineError(f"{directory}: no *.jsonl prediction files")
     keys = [key for key, _ in found]
@@ -564,20 +573,12 @@ def replace_entry(scored: ScoredFile, owner: User, targets: Sequence[GoldVersion
 
 def replace_all(scored: Sequence[ScoredFile],
                 reported: Sequence[ReportedRow] | None) -> RegenerationReport:
-    """One transaction: every entry kept or replaced, paper rows refreshed; files stored after."""
-    store = upload_store()
-    staged: list[StagedFile] = [store.stage(data) for data in
-                                {s.file.sha256: s.file.data for s in scored}.values()]
+    """One transaction: files stored, every entry kept or replaced, paper rows refreshed."""
     try:
-        report = _replace_locked(scored, reported)
+        return _replace_locked(scored, reported)
     except BaseException:
         db.session.rollback()
-        for item in staged:
-            store.discard(item)
         raise
-    for item in staged:
-        store.commit(item)
-    return report
 
 
 def lock_regeneration() -> None:
@@ -595,6 +596,8 @@ def _replace_locked(scored: Sequence[ScoredFile],
     lock_regeneration()
     targets = targets_active_first()
     owner = system_user()
+    for data in {s.file.sha256: s.file.data for s in scored}.values():
+        blobs.put(data)
     changes = tuple(replace_entry(item, owner, targets) for item in scored)
     synced = sync_reported(reported) if reported is not None else None
     db.session.commit()
@@ -637,3 +640,16 @@ def regenerate(runs: Sequence[BaselineKey], files: Sequence[tuple[BaselineKey, P
         progress(f"scoring {file.key} against {len(targets)} gold version(s)")
         scored.append(score_file(file, targets))
     return replace_all(scored, reported_rows() if reported else None)
+
+
+def run_job_params(params: dict[str, Any], progress: Callable[[str], None]) -> None:
+    """Regenerate as a job's parameters say (mode: reference or quick)."""
+    mode = params.get("mode", "reference")
+    if mode not in JOB_MODES:
+        raise BaselineError(f"unknown regeneration mode {mode!r}")
+    configured = current_app.config.get("SITUATEDQA_DATA")
+    data_dir = Path(configured) if configured else None
+    runs = default_plan() if mode == "quick" else []
+    files = discover(REFERENCE_DIR) if mode == "reference" else []
+    regenerate(runs, files, data_dir=data_dir if runs else None,
+               seed=int(params.get("seed", 0)), progress=progress)

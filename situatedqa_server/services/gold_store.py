@@ -1,54 +1,133 @@
-"""Canonical gold, loaded once per worker, and the gold versions recorded in the database."""
+"""Gold versions in the database, parsed once per process and cached by content.
+
+Each version's canonical gold is one stored file (blobs), named by its SHA-256. A process
+parses it on first use and keeps it in memory, keyed by that digest: the cache can never
+serve another database's version under a reused id, and losing it costs one reparse.
+"""
 
 from __future__ import annotations
 
-import functools
+import threading
+import weakref
+from collections import OrderedDict
 from datetime import date
 from pathlib import Path
+from typing import Any
 
-from flask import current_app
+import orjson
 from sqlalchemy import select
 
-from benchmark import GoldError, GoldSet, GoldSplit, import_release, load_gold
+from benchmark import Example, GoldError, GoldSet, GoldSplit, import_release
+from benchmark.tracks import SPLITS, TRACKS
 
 from ..extensions import db
 from ..models import GoldVersion
+from . import blobs
 
 FIRST_VERSION_NAME = "2021-02, as released"
 FIRST_VERSION_AS_OF = date(2021, 2, 1)
-#: Later versions live in GOLD_DIR/versions/<id>/; the release is GOLD_DIR itself.
-VERSIONS_DIR = "versions"
 #: The split whose gold never leaves the server (as scoring.HIDDEN_SPLIT).
 HIDDEN_SPLIT = "test"
+#: Parsed gold sets kept per process (each about 60 MB with its scoring caches).
+CACHE_SIZE = 4
+
+_cache: OrderedDict[str, GoldSet] = OrderedDict()
+_cache_lock = threading.Lock()
+#: Serialized bytes of gold sets built in this process, so registering one twice is cheap.
+_serialized: weakref.WeakKeyDictionary[GoldSet, tuple[str, bytes]] = weakref.WeakKeyDictionary()
 
 
 class GoldUnavailable(Exception):
     """The canonical gold has not been imported (run `flask --app app gold import`)."""
 
 
-@functools.lru_cache(maxsize=4)
-def _load(directory: str, stamp: int) -> GoldSet:
-    """Read canonical gold; cached per process, keyed by folder and meta.json's mtime."""
-    return load_gold(Path(directory))
+# --- the stored form -------------------------------------------------------------------------
 
 
-def load_gold_dir(directory: Path) -> GoldSet:
-    """The canonical gold in a folder, read once per worker while it is unchanged."""
-    meta = directory / "meta.json"
+def serialize(gold: GoldSet) -> tuple[str, bytes]:
+    """(SHA-256, bytes) of a gold set's canonical JSON: splits in canonical order, meta."""
+    known = _serialized.get(gold)
+    if known is not None:
+        return known
+    document = {"meta": gold.meta, "splits": [
+        {"track": track, "split": split,
+         "examples": [e.to_json() for e in gold.get(track, split).examples]}
+        for track, split in gold.available()]}
+    data = orjson.dumps(document, option=orjson.OPT_SORT_KEYS)
+    result = (blobs.digest(data), data)
+    _serialized[gold] = result
+    return result
+
+
+def deserialize(data: bytes) -> GoldSet:
+    """A gold set from its canonical JSON bytes."""
+    document = orjson.loads(data)
+    splits = [GoldSplit(item["track"], item["split"],
+                        (Example.from_json(record) for record in item["examples"]))
+              for item in document["splits"]]
+    return GoldSet(splits, document["meta"])
+
+
+def store(gold: GoldSet) -> str:
+    """Add a gold set's bytes to the current transaction; its digest."""
+    sha256, data = serialize(gold)
+    blobs.put(data, sha256)
+    _remember(sha256, gold)
+    return sha256
+
+
+def _remember(sha256: str, gold: GoldSet) -> None:
+    with _cache_lock:
+        _cache[sha256] = gold
+        _cache.move_to_end(sha256)
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+
+
+def load(sha256: str) -> GoldSet:
+    """The gold set stored under a digest, parsed once per process."""
+    with _cache_lock:
+        gold = _cache.get(sha256)
+        if gold is not None:
+            _cache.move_to_end(sha256)
+            return gold
     try:
-        stamp = meta.stat().st_mtime_ns
-    except OSError:
+        gold = deserialize(blobs.get(sha256))
+    except blobs.MissingFile as exc:
+        raise GoldUnavailable(str(exc)) from None
+    except (GoldError, ValueError, KeyError) as exc:
+        raise GoldUnavailable(f"the stored gold {sha256[:12]}… cannot be read: {exc}") from None
+    _remember(sha256, gold)
+    return gold
+
+
+def clear_cache() -> None:
+    """Forget every parsed gold set (the next use reads the database again)."""
+    with _cache_lock:
+        _cache.clear()
+
+
+# --- versions ----------------------------------------------------------------------------
+
+
+def gold_of(version: GoldVersion) -> GoldSet:
+    """A version's gold."""
+    return load(version.gold_sha256)
+
+
+def first_version() -> GoldVersion:
+    """The release as imported: the root of every later version."""
+    version = db.session.scalar(select(GoldVersion).where(GoldVersion.parent_id.is_(None))
+                                .order_by(GoldVersion.id).limit(1))
+    if version is None:
         raise GoldUnavailable(
-            "the gold has not been imported yet: run `flask --app app gold import`") from None
-    try:
-        return _load(str(directory.resolve()), stamp)
-    except (GoldError, OSError, ValueError) as exc:
-        raise GoldUnavailable(f"the canonical gold cannot be read: {exc}") from None
+            "the gold has not been imported yet: run `flask --app app gold import`")
+    return version
 
 
 def get_gold() -> GoldSet:
-    """The gold the current app serves."""
-    return load_gold_dir(Path(current_app.config["GOLD_DIR"]))
+    """The release's gold (the first version): the inputs of the hidden test split."""
+    return gold_of(first_version())
 
 
 def get_split(track: str, split: str) -> GoldSplit:
@@ -63,18 +142,14 @@ def get_split(track: str, split: str) -> GoldSplit:
         raise GoldUnavailable(str(exc)) from None
 
 
-def version_dir(version: GoldVersion) -> Path:
-    """The folder of a version's canonical gold."""
-    root = Path(current_app.config["GOLD_DIR"])
-    return root if version.parent_id is None else root / VERSIONS_DIR / str(version.id)
+def inputs_of(version: GoldVersion, split: str) -> GoldVersion:
+    """The version whose inputs participants answer under `version` (test: the release)."""
+    return first_version() if split == HIDDEN_SPLIT else version
 
 
 def public_gold(split: str) -> GoldSet:
     """The gold whose inputs a split's participants see (see get_split)."""
-    version = db.session.scalar(select(GoldVersion).where(GoldVersion.is_active.is_(True)))
-    if split == HIDDEN_SPLIT or version is None:
-        return get_gold()
-    return load_gold_dir(version_dir(version))
+    return gold_of(inputs_of(active_version(), split))
 
 
 def active_version() -> GoldVersion:
@@ -98,6 +173,7 @@ def register_first_version(gold: GoldSet) -> GoldVersion:
         version = GoldVersion(
             name=FIRST_VERSION_NAME, as_of=FIRST_VERSION_AS_OF,
             fingerprint=fingerprint_of(gold), changelog="The official release, unchanged.",
+            gold_sha256=store(gold), changes=[],
             is_active=db.session.scalar(select(GoldVersion.id).limit(1)) is None)
         db.session.add(version)
         db.session.commit()
@@ -105,14 +181,32 @@ def register_first_version(gold: GoldSet) -> GoldVersion:
 
 
 def import_gold(release_dir: Path) -> tuple[GoldSet, GoldVersion]:
-    """Verify a release, write canonical gold to GOLD_DIR, and record the first version."""
+    """Verify a release and record it as the first gold version, in the database."""
     gold = import_release(release_dir)
-    gold.save(Path(current_app.config["GOLD_DIR"]))
-    return gold, register_first_version(gold)
+    version = register_first_version(gold)
+    if version.fingerprint != fingerprint_of(gold):
+        raise GoldUnavailable(
+            f"this database holds another release (fingerprint {version.fingerprint[:12]}…) "
+            f"than {release_dir} ({fingerprint_of(gold)[:12]}…)")
+    return gold_of(version), version
 
 
 def warm_up() -> None:
-    """Load the gold and compute its normalized answers and masks ahead of the first upload."""
-    for gold in get_gold().splits.values():
-        _ = (gold.normalized_answers, gold.normalized_any_answers, gold.partition_masks,
-             gold.sources, gold.labels if gold.is_identification else None)
+    """Load the active gold and its scoring caches ahead of the first upload."""
+    for gold in {id(g): g for g in (get_gold(), gold_of(active_version()))}.values():
+        for split in gold.splits.values():
+            _ = (split.normalized_answers, split.normalized_any_answers,
+                 split.partition_masks, split.sources,
+                 split.labels if split.is_identification else None)
+
+
+def describe(gold: GoldSet) -> list[tuple[str, str, int]]:
+    """(track, split, examples) for every split present, in canonical order."""
+    return [(t, s, len(gold.get(t, s))) for t in TRACKS for s in SPLITS
+            if (t, s) in gold.splits]
+
+
+def stats() -> dict[str, Any]:
+    """What this process holds in its gold cache (for diagnostics)."""
+    with _cache_lock:
+        return {"cached": list(_cache)}

@@ -18,7 +18,7 @@ import re
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,11 +39,17 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
 #: Bump when the drawing code changes, so cached images are redrawn.
-STYLE_VERSION = 1
+STYLE_VERSION = 2
 FORMATS = {"png": "image/png", "svg": "image/svg+xml"}
-#: On the hidden test split a bucket of context years has at least this many examples,
-#: so that no bar reveals the correctness of a handful of test examples.
+#: Every bin of context years has at least this many examples, on every split: fewer make
+#: a point swing between 0 and 100, and on the hidden test split they would reveal how a
+#: handful of test examples were answered.
 MIN_TEST_BUCKET = 30
+#: Before this year the context years are binned by decade, from it on by single year.
+DECADES_BEFORE = 1990
+COLOR = "#3b5b92"
+#: Figure size in inches at 100 dpi (so 700 x 380 pixels).
+SIZE = (7.0, 3.8)
 MAX_TOP = 10
 MAX_CACHED = 2000
 #: Location groups of the geo track, in the order of paper Table 7.
@@ -53,22 +59,29 @@ YEAR = re.compile(r"^(\d{4})")
 
 @dataclass
 class Bar:
-    """One bar: a label, a value in percent (None: undefined) and its 95% CI."""
+    """One bar: a label, a value in percent (None: undefined), its 95% CI and its n."""
 
     label: str
     value: float | None
     ci: tuple[float, float] | None = None
+    n: int | None = None
 
 
 @dataclass
 class PlotSpec:
-    """What to draw, a sentence describing it for screen readers, and its cache key."""
+    """What to draw, a sentence and a table describing it in words, and its cache key.
+
+    `note` set means the data are too thin for a chart: pages show that sentence instead.
+    """
 
     kind: str
     title: str
     alt: str
     signature: Any
     draw: Callable[[Axes], None] = field(repr=False)
+    table: list[list[str]] = field(default_factory=list)
+    note: str | None = None
+    size: tuple[float, float] = SIZE
 
     @property
     def key(self) -> str:
@@ -88,6 +101,28 @@ def describe(bars: list[Bar]) -> str:
     return "; ".join(parts)
 
 
+def table_rows(bars: list[Bar], series: str | None = None) -> list[list[str]]:
+    """Rows of the "data in words" table: [series,] label, value, 95% CI, n."""
+    rows = []
+    for bar in bars:
+        value = "n/a" if bar.value is None else f"{bar.value:.1f}"
+        interval = f"{bar.ci[0]:.1f}\u2013{bar.ci[1]:.1f}" if bar.ci else ""
+        cells = [bar.label, value, interval, "" if bar.n is None else str(bar.n)]
+        rows.append(([series] if series is not None else []) + cells)
+    return rows
+
+
+TABLE_HEADER = ["", "value (%)", "95% CI", "n"]
+
+
+def percent_axis(ax: Axes, label: str) -> None:
+    """A 0–100 y axis with headroom, so bars and whiskers at 100 stay clear of the frame."""
+    ax.set_ylabel(label)
+    ax.set_ylim(0, 108)
+    ax.set_yticks(range(0, 101, 20))
+    ax.spines[["top", "right"]].set_visible(False)
+
+
 def draw_bars(bars: list[Bar], ylabel: str) -> Callable[[Axes], None]:
     """A drawing function: one bar per item with CI whiskers."""
     def draw(ax: Axes) -> None:
@@ -95,10 +130,10 @@ def draw_bars(bars: list[Bar], ylabel: str) -> Callable[[Axes], None]:
         values = [b.value or 0.0 for b in bars]
         low = [max(0.0, (b.value or 0.0) - b.ci[0]) if b.ci else 0.0 for b in bars]
         high = [max(0.0, b.ci[1] - (b.value or 0.0)) if b.ci else 0.0 for b in bars]
-        ax.bar(x, values, yerr=[low, high], capsize=4, color="#4C72B0", ecolor="#222222")
-        ax.set_xticks(x, [b.label for b in bars], rotation=30, ha="right")
-        ax.set_ylabel(ylabel)
-        ax.set_ylim(0, 100)
+        ax.bar(x, values, yerr=[low, high], capsize=4, color=COLOR, ecolor="#222222")
+        ax.set_xticks(x, [b.label for b in bars], rotation=30 if len(bars) > 6 else 0,
+                      ha="right" if len(bars) > 6 else "center")
+        percent_axis(ax, ylabel)
         for position, bar in enumerate(bars):
             if bar.value is None:
                 ax.text(position, 2, "n/a", ha="center", fontsize=8)
@@ -109,18 +144,64 @@ def score_bars(score: Score, names: list[str] | None = None) -> list[Bar]:
     """Bars of a stored score's metrics (all of them, or the named ones)."""
     names = names if names is not None else list(score.metrics)
     return [Bar(column_label(n), score.metrics.get(n),
-                (score.ci[n][0], score.ci[n][1]) if score.ci.get(n) else None)
+                (score.ci[n][0], score.ci[n][1]) if score.ci.get(n) else None,
+                (score.counts or {}).get(n))
             for n in names if n in score.metrics]
 
 
 def submission_plot(submission: Submission, score: Score) -> PlotSpec:
-    """Per submission: a bar per metric and partition, with CI whiskers."""
-    bars = score_bars(score)
+    """Per submission: a bar per metric and partition, with CI whiskers (grouped for ID)."""
+    if TRACK_INFO[submission.track].primary == "f1":
+        return identification_plot(submission, score)
+    bars = score_bars(score, ordered_metrics(submission.track, score.metrics))
     return PlotSpec(
         "submission", f"{submission.method_name}: {submission.track} / {submission.split}",
         f"Bar chart of every metric of {submission.method_name} with 95% CIs: "
         + describe(bars),
-        [score.id, score.scored_at, submission.method_name], draw_bars(bars, "percent"))
+        [score.id, score.scored_at, submission.method_name], draw_bars(bars, "percent"),
+        table=[["metric", *TABLE_HEADER[1:]], *table_rows(bars)])
+
+
+def ordered_metrics(track: str, names: Any) -> list[str]:
+    """Metric names in the paper's order: the track's columns, then the rest as stored."""
+    first = [n for n in TRACK_INFO[track].metrics if n in names]
+    return first + [n for n in names if n not in first]
+
+
+def identification_plot(submission: Submission, score: Score) -> PlotSpec:
+    """Identification: one group per statistic, one bar for all examples and per source."""
+    statistics = list(TRACK_INFO[submission.track].metrics)
+    sources = sorted({n.split("_", 1)[1] for n in score.metrics
+                      if "_" in n and n.split("_", 1)[0] in statistics})
+    series = [("all", [replace_label(b, s) for b, s in
+                       zip(score_bars(score, statistics), statistics, strict=False)])]
+    for source in sources:
+        names = [f"{s}_{source}" for s in statistics]
+        series.append((source, [Bar(METRIC_LABELS[s], *bar_values(score, n))
+                                for s, n in zip(statistics, names, strict=True)]))
+    rows = [row for name, bars in series for row in table_rows(bars, name)]
+    if "auc" in score.metrics:
+        rows += table_rows(score_bars(score, ["auc"]), "all")
+    return PlotSpec(
+        "identification", f"{submission.method_name}: {submission.track} / {submission.split}",
+        f"Grouped bar chart of {', '.join(METRIC_LABELS[s] for s in statistics)} of "
+        f"{submission.method_name}, for all examples and per source dataset, with 95% CIs.",
+        [score.id, score.scored_at, submission.method_name],
+        draw_grouped([METRIC_LABELS[s] for s in statistics], series),
+        table=[["examples", "metric", *TABLE_HEADER[1:]], *rows])
+
+
+def replace_label(bar: Bar, name: str) -> Bar:
+    """The bar under the plain label of its statistic (F1, not F1 (all))."""
+    return Bar(METRIC_LABELS.get(name, name), bar.value, bar.ci, bar.n)
+
+
+def bar_values(score: Score, name: str) -> tuple[float | None, tuple[float, float] | None,
+                                                 int | None]:
+    """A stored metric's value, CI and n."""
+    ci = score.ci.get(name)
+    return (score.metrics.get(name), (ci[0], ci[1]) if ci else None,
+            (score.counts or {}).get(name))
 
 
 def geo_plot(submission: Submission, score: Score) -> PlotSpec:
@@ -129,56 +210,93 @@ def geo_plot(submission: Submission, score: Score) -> PlotSpec:
     return PlotSpec(
         "geo-groups", f"{submission.method_name}: EM per location group",
         "Bar chart of EM per location group: " + describe(bars),
-        [score.id, score.scored_at, submission.method_name], draw_bars(bars, "EM (%)"))
+        [score.id, score.scored_at, submission.method_name], draw_bars(bars, "EM (%)"),
+        table=[["location group", *TABLE_HEADER[1:]], *table_rows(bars)])
 
 
-def year_buckets(gold: GoldSplit, min_size: int) -> list[tuple[str, np.ndarray]]:
-    """Consecutive context years merged until each bucket has at least min_size examples."""
-    years = np.array([int(m.group(1)) if (m := YEAR.match(e.context.get("date", ""))) else -1
-                      for e in gold.examples])
+@dataclass
+class YearBin:
+    """Consecutive context years pooled into one point: first and last year, examples."""
+
+    first: int
+    last: int
+    mask: np.ndarray
+    center: float
+
+    @property
+    def label(self) -> str:
+        """'1998', '1990–1993'."""
+        return str(self.first) if self.first == self.last else f"{self.first}\u2013{self.last}"
+
+
+def context_years(gold: GoldSplit) -> np.ndarray:
+    """The year of each example's context date (-1 where it has none)."""
+    return np.array([int(m.group(1)) if (m := YEAR.match(e.context.get("date", ""))) else -1
+                     for e in gold.examples], dtype=np.int64)
+
+
+def year_buckets(gold: GoldSplit, min_size: int = MIN_TEST_BUCKET) -> list[YearBin]:
+    """Decades before 1990, single years after, pooled in order until each has min_size."""
+    years = context_years(gold)
+    units = sorted({y // 10 * 10 if y < DECADES_BEFORE else y for y in years.tolist()} - {-10})
     spans: list[list[int]] = []  # [first year, last year, examples]
-    for year in sorted(set(years.tolist()) - {-1}):
-        count = int((years == year).sum())
+    for unit in units:
+        last = unit + 9 if unit < DECADES_BEFORE else unit
+        count = int(((years >= unit) & (years <= last)).sum())
         if spans and spans[-1][2] < min_size:
-            spans[-1][1:] = [year, spans[-1][2] + count]
+            spans[-1][1:] = [last, spans[-1][2] + count]
         else:
-            spans.append([year, year, count])
+            spans.append([unit, last, count])
     if len(spans) > 1 and spans[-1][2] < min_size:
-        last = spans.pop()
-        spans[-1][1:] = [last[1], spans[-1][2] + last[2]]
-    return [(str(a) if a == b else f"{a}\u2013{b}", (years >= a) & (years <= b))
-            for a, b, _ in spans]
+        tail = spans.pop()
+        spans[-1][1:] = [tail[1], spans[-1][2] + tail[2]]
+    bins = []
+    for first, last, _ in spans:
+        mask = (years >= first) & (years <= last)
+        # The point sits at the median year of its examples: a bin that pools sparse
+        # centuries is drawn where its examples are, not in the middle of the centuries.
+        bins.append(YearBin(int(years[mask].min()), int(years[mask].max()), mask,
+                            float(np.median(years[mask]))))
+    return bins
 
 
 def temp_plot(submission: Submission, score: Score, gold: GoldSplit) -> PlotSpec:
     """temp: EM by the year of the context (how a model decays far from its training data)."""
     outcomes = np.frombuffer(score.outcomes, dtype=np.uint8).astype(np.int64) & CORRECT
-    min_size = MIN_TEST_BUCKET if submission.split == "test" else 1
+    bins = year_buckets(gold, MIN_TEST_BUCKET)
     bars = []
-    for label, mask in year_buckets(gold, min_size):
-        value = metric_from_codes(outcomes[mask], 2, accuracy_from_binary, name=f"year:{label}",
-                                  seed=20211107, resamples=500)
-        bars.append(Bar(label, value.value, value.ci))
+    for b in bins:
+        value = metric_from_codes(outcomes[b.mask], 2, accuracy_from_binary,
+                                  name=f"year:{b.label}", seed=20211107, resamples=500)
+        bars.append(Bar(b.label, value.value, value.ci, int(b.mask.sum())))
+    undated = int((context_years(gold) < 0).sum())
     return PlotSpec(
         "temp-years", f"{submission.method_name}: EM by year of the context",
-        "Line chart of EM by the year of the question's date: " + describe(bars),
-        [score.id, score.scored_at, submission.method_name, min_size], draw_years(bars))
+        f"Line chart of EM by the year of the question's date, in {len(bars)} bins of at "
+        f"least {MIN_TEST_BUCKET} examples (decades before {DECADES_BEFORE}); {undated} "
+        "examples without a date are left out.",
+        [score.id, score.scored_at, submission.method_name, MIN_TEST_BUCKET, DECADES_BEFORE],
+        draw_years(bars, [b.center for b in bins]),
+        table=[["years of the context", "EM (%)", "95% CI", "n"], *table_rows(bars)])
 
 
-def draw_years(bars: list[Bar]) -> Callable[[Axes], None]:
-    """A line of EM over context years with a shaded 95% CI band."""
+def draw_years(bars: list[Bar], centers: list[float]) -> Callable[[Axes], None]:
+    """EM over a numeric axis of context years, with the 95% CI as a shaded band."""
     def draw(ax: Axes) -> None:
-        x = np.arange(len(bars))
+        x = np.array(centers)
         values = np.array([np.nan if b.value is None else b.value for b in bars])
         low = np.array([b.ci[0] if b.ci else np.nan for b in bars])
         high = np.array([b.ci[1] if b.ci else np.nan for b in bars])
-        ax.plot(x, values, marker="o", color="#4C72B0")
-        ax.fill_between(x, low, high, alpha=0.25, color="#4C72B0")
-        step = max(1, len(bars) // 12)
-        ax.set_xticks(x[::step], [b.label for b in bars][::step], rotation=30, ha="right")
-        ax.set_xlabel("year of the context")
-        ax.set_ylabel("EM (%)")
-        ax.set_ylim(0, 100)
+        ax.fill_between(x, low, high, alpha=0.2, color=COLOR, linewidth=0,
+                        label="95% CI")
+        ax.plot(x, values, marker="o", markersize=3, color=COLOR, label="EM")
+        ax.set_xlabel("year of the context (bins of at least "
+                      f"{MIN_TEST_BUCKET} examples)")
+        percent_axis(ax, "EM (%)")
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=8, integer=True))
+        ax.legend(fontsize=8, loc="lower left", frameon=False)
     return draw
 
 
@@ -196,17 +314,21 @@ def top_plot(track: str, split: str, version_id: int, top: int) -> PlotSpec:
         Score.primary_metric.desc().nulls_last(), Submission.id).limit(top)).all()
     names = list(TRACK_INFO[track].metrics)
     series = [(s.method_name, score_bars(score, names)) for s, score in rows]
-    alt = (f"Grouped bar chart of the top {len(series)} {track} {split} entries per metric: "
-           + " | ".join(f"{name}: {describe(bars)}" for name, bars in series)) if series else (
-        f"No published {track} {split} entries yet.")
+    alt = (f"Grouped bar chart of the top {len(series)} {track} {split} entries per metric, "
+           "with 95% CIs." if series else f"No published {track} {split} entries yet.")
     return PlotSpec("top", f"Top {len(series)}: {track} / {split}", alt,
                     [track, split, version_id, top,
                      [(s.id, score.id, score.scored_at, s.method_name) for s, score in rows]],
-                    draw_grouped([column_label(n) for n in names], series))
+                    draw_grouped([column_label(n) for n in names], series),
+                    table=[["entry", "metric", *TABLE_HEADER[1:]],
+                           *[row for name, bars in series for row in table_rows(bars, name)]],
+                    note=None if series else (
+                        "No published entries on this board yet: its plots appear with the "
+                        "first one."))
 
 
 def draw_grouped(groups: list[str], series: list[tuple[str, list[Bar]]]) -> Callable[[Axes], None]:
-    """Grouped bars: one group per metric, one bar per entry."""
+    """Grouped bars: one group per metric, one bar per entry; the legend outside the axes."""
     def draw(ax: Axes) -> None:
         x = np.arange(len(groups))
         width = 0.8 / max(1, len(series))
@@ -217,15 +339,20 @@ def draw_grouped(groups: list[str], series: list[tuple[str, list[Bar]]]) -> Call
             err = [[max(0.0, (b.value or 0.0) - b.ci[0]) if b.ci else 0.0 for b in chosen],
                    [max(0.0, b.ci[1] - (b.value or 0.0)) if b.ci else 0.0 for b in chosen]]
             ax.bar(x + index * width - 0.4 + width / 2, values, width, yerr=err, capsize=2,
-                   label=name[:40])
-        ax.set_xticks(x, groups, rotation=30, ha="right")
-        ax.set_ylabel("percent")
-        ax.set_ylim(0, 100)
+                   label=shorten(name), error_kw={"elinewidth": 0.8})
+        ax.set_xticks(x, groups, rotation=30 if len(groups) > 5 else 0,
+                      ha="right" if len(groups) > 5 else "center")
+        percent_axis(ax, "percent")
         if series:
-            ax.legend(fontsize=7, loc="upper right")
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
         else:
             ax.text(0.5, 0.5, "no published entries yet", ha="center", transform=ax.transAxes)
     return draw
+
+
+def shorten(name: str, limit: int = 28) -> str:
+    """A legend label of at most `limit` characters."""
+    return name if len(name) <= limit else name[:limit - 1] + "\u2026"
 
 
 def sota_plot(track: str, split: str, version_id: int) -> PlotSpec:
@@ -245,35 +372,70 @@ def _sota_plot(generation: tuple[Any, ...]) -> PlotSpec:
                Submission.hidden.is_(False), Submission.deleted_at.is_(None),
                Score.primary_metric.is_not(None))
         .order_by(Submission.created_at, Submission.id)).all()
-    steps: list[tuple[datetime, float]] = []
-    for created, value in rows:
-        if value is not None and (not steps or value > steps[-1][1]):
-            steps.append((created, float(value)))
+    steps = best_by_day(rows)
     primary = METRIC_LABELS[TRACK_INFO[track].primary]
-    alt = (f"Step chart of the best {primary} on {track} {split} over time: "
-           + "; ".join(f"{when:%Y-%m-%d} {value:.1f}" for when, value in steps)
-           if steps else f"No published {track} {split} entries yet.")
+    alt = (f"Step chart of the best {primary} on {track} {split} by day, from "
+           f"{steps[0][0]:%Y-%m-%d} to {steps[-1][0]:%Y-%m-%d}." if steps
+           else f"No published {track} {split} entries yet.")
+    note = None
+    if len(steps) < 2:
+        note = (f"The state of the art over time appears once entries were published on two "
+                f"different days; so far the best {primary} is {steps[0][1]:.1f} "
+                f"({steps[0][0]:%Y-%m-%d})." if steps else None)
     return PlotSpec("sota", f"State of the art: {track} / {split}", alt,
-                    [generation[1:], steps], draw_steps(steps, primary))
+                    [generation[1:], steps], draw_steps(steps, primary, note or alt),
+                    table=[["day", f"best {primary} so far (%)"],
+                           *[[f"{day:%Y-%m-%d}", f"{value:.1f}"] for day, value in steps]],
+                    note=note)
 
 
-def draw_steps(steps: list[tuple[datetime, float]], primary: str) -> Callable[[Axes], None]:
-    """A step line of the best score so far."""
+def best_by_day(rows: Any) -> list[tuple[date, float]]:
+    """The best value so far, one point per day on which it improved."""
+    steps: list[tuple[date, float]] = []
+    for created, value in rows:
+        if value is None or (steps and value <= steps[-1][1]):
+            continue
+        day = created.date()
+        if steps and steps[-1][0] == day:
+            steps[-1] = (day, float(value))
+        else:
+            steps.append((day, float(value)))
+    return steps
+
+
+def draw_steps(steps: list[tuple[date, float]], primary: str,
+               note: str) -> Callable[[Axes], None]:
+    """A step line of the best score so far on a date axis (days, never times of day)."""
     def draw(ax: Axes) -> None:
-        if not steps:
-            ax.text(0.5, 0.5, "no published entries yet", ha="center", transform=ax.transAxes)
+        if len(steps) < 2:
+            import textwrap
+
+            ax.text(0.5, 0.5, textwrap.fill(note, 70), ha="center", va="center",
+                    transform=ax.transAxes)
+            ax.set_axis_off()
             return
-        ax.step(np.array([d for d, _ in steps]), [v for _, v in steps], where="post", marker="o",
-                color="#4C72B0")
-        ax.set_ylabel(f"best {primary} (%)")
-        ax.set_ylim(0, 100)
-        ax.tick_params(axis="x", rotation=30)
+        import matplotlib.dates
+
+        dates: Any = matplotlib.dates  # untyped module
+        days = [d for d, _ in steps]
+        x = dates.date2num(days)
+        ax.step(x, [v for _, v in steps], where="post", marker="o", markersize=4,
+                color=COLOR)
+        if (days[-1] - days[0]).days < 8:
+            locator: Any = dates.DayLocator()
+            ax.xaxis.set_major_formatter(dates.DateFormatter("%Y-%m-%d"))
+        else:
+            locator = dates.AutoDateLocator(minticks=3, maxticks=7)
+            ax.xaxis.set_major_formatter(dates.ConciseDateFormatter(locator))
+        ax.xaxis.set_major_locator(locator)
+        ax.set_xlim(x[0] - 1, x[-1] + 1)
+        percent_axis(ax, f"best {primary} (%)")
     return draw
 
 
 def cache_dir() -> Path:
-    """The folder of cached images, in the instance folder (shared by a host's workers)."""
-    return Path(current_app.instance_path) / "plot-cache"
+    """The folder of cached images (a cache: deleting it at any moment is safe)."""
+    return Path(current_app.config["CACHE_DIR"]) / "plots"
 
 
 def render(spec: PlotSpec, fmt: str) -> bytes:
@@ -284,14 +446,21 @@ def render(spec: PlotSpec, fmt: str) -> bytes:
     except FileNotFoundError:
         pass
     data = draw(spec, fmt)
+    try:
+        store_cached(path, data)
+    except FileNotFoundError:
+        pass  # the cache folder was deleted meanwhile: serve the image, cache it next time
+    return data
+
+
+def store_cached(path: Path, data: bytes) -> None:
+    """Write then rename, so a worker reading at the same time sees no half-written file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    # Write then rename: a worker reading at the same time sees no half-written file.
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     with os.fdopen(fd, "wb") as out:
         out.write(data)
     os.replace(tmp, path)
     prune(path.parent)
-    return data
 
 
 def prune(directory: Path, keep: int = MAX_CACHED) -> None:
@@ -309,10 +478,11 @@ def draw(spec: PlotSpec, fmt: str) -> bytes:
     from matplotlib.figure import Figure
 
     matplotlib.rcParams["svg.hashsalt"] = "situatedqa"  # stable SVG ids across redraws
-    figure = Figure(figsize=(7, 3.8), dpi=100, layout="constrained")
+    figure = Figure(figsize=spec.size, dpi=100, layout="constrained")
     ax = figure.add_subplot()
-    ax.set_title(spec.title[:90], fontsize=10)
+    ax.set_title(shorten(spec.title, 90), fontsize=10, loc="left")
     ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
     spec.draw(ax)
     buffer = io.BytesIO()
     metadata: dict[str, Any] = {"Title": spec.title, "Description": spec.alt}

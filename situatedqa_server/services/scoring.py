@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,8 +24,7 @@ from benchmark import (
 
 from ..extensions import db
 from ..models import GoldVersion, Score, Submission, User, Visibility, utcnow
-from . import audit, gold_store, quotas, versions
-from .storage import upload_store
+from . import audit, blobs, gold_store, quotas, versions
 
 HIDDEN_SPLIT = "test"
 
@@ -77,8 +77,14 @@ def new_score(submission: Submission, version: GoldVersion, result: ScoreResult)
                  scored_at=utcnow())
 
 
+#: Called with the new rows just before the upload's commit (e.g. to record an idempotency
+#: key in the same transaction).
+BeforeCommit = Callable[[Submission, Score], None]
+
+
 def submit(user: User, track: str, split: str, data: bytes, filename: str,
-           meta: SubmissionMeta) -> tuple[Submission, Score]:
+           meta: SubmissionMeta,
+           before_commit: BeforeCommit | None = None) -> tuple[Submission, Score]:
     """Validate, score and store an upload: all of it, or nothing and no quota spent.
 
     Raises benchmark.ValidationError (after counting the rejection), QuotaExceeded or
@@ -94,28 +100,25 @@ def submit(user: User, track: str, split: str, data: bytes, filename: str,
     except ValidationError:
         quotas.record_rejection(team_id)
         raise
-    store = upload_store()
-    staged = store.stage(data)
     try:
-        submission, row = _insert(user, track, split, filename, meta, staged.sha256,
-                                  predictions, gold, result)
+        return _insert(user, track, split, filename, meta, data, predictions, gold, result,
+                       before_commit)
     except BaseException:
         db.session.rollback()
-        store.discard(staged)
         raise
-    store.commit(staged)
-    return submission, row
 
 
 def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionMeta,
-            sha256: str, predictions: Predictions, inputs: GoldSplit,
-            result: ScoreResult) -> tuple[Submission, Score]:
-    """One transaction: lock and spend the quota, add the submission and its scores."""
+            data: bytes, predictions: Predictions, inputs: GoldSplit, result: ScoreResult,
+            before_commit: BeforeCommit | None) -> tuple[Submission, Score]:
+    """One transaction: lock and spend the quota, store the file, add the submission and
+    its scores (the caller rolls back on any error: none of it stays)."""
     quotas.begin_locked()
     gold_store.active_version()  # GoldUnavailable before any quota is spent
     if split == quotas.QUOTA_SPLIT:
         quotas.consume(user.team_id, track)
     now = utcnow()
+    sha256 = blobs.put(data)
     submission = Submission(
         user_id=user.id, team_id=user.team_id, track=track, split=split, file_sha256=sha256,
         filename=filename[:255], format=predictions.format, method_name=meta.method_name,
@@ -127,9 +130,11 @@ def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionM
     db.session.add(submission)
     # Also scored against any version being rescored, so none is missing after its switch.
     row = versions.upload_scores(submission, predictions, inputs, result)
+    db.session.flush()
     if meta.public:
-        db.session.flush()
         audit.record("publish", submission, user)
+    if before_commit is not None:
+        before_commit(submission, row)
     db.session.commit()
     return submission, row
 

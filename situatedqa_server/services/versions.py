@@ -1,29 +1,22 @@
 """The living benchmark: building gold versions, rescoring into them, activating, changelogs.
 
-A version's gold lives in GOLD_DIR/versions/<id>/ (the first version is GOLD_DIR itself).
-Scores are kept per (submission, version). Activating a version rescores every stored
-submission in batches (invisible: leaderboards read only the active version), then flips
-`is_active` in one transaction. A version is *published* (selectable, with a public
-changelog) once it has been active: the first version, or one with a finished rescore job.
+A version's gold and its change list live in the database (gold_version.gold_sha256 names
+a stored file). Scores are kept per (submission, version). Activating a version starts a
+rescore job (services/jobs.py) that scores every stored submission in idempotent batches
+(invisible: leaderboards read only the active version), then flips `is_active` in one
+transaction. A version is *published* (selectable, with a public changelog) once it has
+been active: the first version, or one with a finished rescore job.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import secrets
-import shutil
-import threading
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
-from functools import partial
-from multiprocessing import get_context
-from pathlib import Path
 from typing import Any
 
-from flask import Flask, current_app
+from flask import current_app
 from sqlalchemy import exists, func, or_, select, text
 
 from benchmark import (
@@ -49,20 +42,17 @@ from benchmark.versions import (
 from ..extensions import db
 from ..models import (
     GoldVersion,
+    Job,
+    JobKind,
     JobStatus,
-    RescoreJob,
     Score,
     Submission,
     User,
     Visibility,
-    utcnow,
 )
-from . import audit, gold_store
-from .storage import UploadStore, upload_store
+from . import audit, blobs, gold_store
 
 log = logging.getLogger(__name__)
-CHANGES_FILE = "changes.json"
-BATCH_SIZE = 200
 #: Splits whose changed keys and answers the public changelog lists (test: counts only).
 PUBLIC_SPLITS = ("train", "dev")
 #: Serialises version switches with uploads on PostgreSQL (SQLite uses its write lock).
@@ -77,14 +67,19 @@ class VersionError(Exception):
 
 
 def gold_of(version: GoldVersion) -> GoldSet:
-    """A version's gold, cached per worker (bounded LRU in gold_store)."""
-    return gold_store.load_gold_dir(gold_store.version_dir(version))
+    """A version's gold, parsed once per process (gold_store)."""
+    return gold_store.gold_of(version)
+
+
+def rescore_jobs() -> Any:
+    """SQL condition: a job that rescores into a version."""
+    return Job.kind == JobKind.RESCORE.value
 
 
 def published_filter() -> Any:
     """SQL condition: the version has been active (the release, or a finished rescore)."""
-    done = exists().where(RescoreJob.gold_version_id == GoldVersion.id,
-                          RescoreJob.status == JobStatus.DONE.value)
+    done = exists().where(Job.gold_version_id == GoldVersion.id, rescore_jobs(),
+                          Job.status == JobStatus.DONE.value)
     return or_(GoldVersion.parent_id.is_(None), done)
 
 
@@ -108,18 +103,15 @@ def version_named(name: str, *, published_only: bool = True) -> GoldVersion | No
     return db.session.scalar(query)
 
 
-def latest_job(version: GoldVersion) -> RescoreJob | None:
+def latest_job(version: GoldVersion) -> Job | None:
     """The newest rescore job of a version."""
-    return db.session.scalar(select(RescoreJob).where(RescoreJob.gold_version_id == version.id)
-                             .order_by(RescoreJob.id.desc()).limit(1))
+    return db.session.scalar(select(Job).where(Job.gold_version_id == version.id, rescore_jobs())
+                             .order_by(Job.id.desc()).limit(1))
 
 
 def stored_changes(version: GoldVersion) -> list[Change]:
     """Every change of a version against its parent, as recorded when it was built."""
-    path = gold_store.version_dir(version) / CHANGES_FILE
-    if version.parent_id is None or not path.is_file():
-        return []
-    return [Change.from_json(record) for record in json.loads(path.read_text())]
+    return [Change.from_json(record) for record in version.changes or []]
 
 
 def public_changes(changes: Iterable[Change]) -> dict[str, Any]:
@@ -144,7 +136,7 @@ def version_json(version: GoldVersion) -> dict[str, Any]:
 
 def build_version(update_text: str, filename: str, name: str, as_of: date, note: str,
                   actor: User | None, parent: GoldVersion | None = None) -> GoldVersion:
-    """Validate an update file and write the new version's gold and row: all or nothing.
+    """Validate an update file and store the new version's gold and row in one transaction.
 
     Raises UpdateError (problems by line and key) or VersionError.
     """
@@ -165,31 +157,18 @@ def build_version(update_text: str, filename: str, name: str, as_of: date, note:
     new_gold.meta.update(version=name, as_of=as_of.isoformat(), parent=parent.name,
                          parent_fingerprint=parent.fingerprint, files=checksums,
                          source_fingerprint=fingerprint(checksums))
-    return _store_version(new_gold, changes, name, as_of, note, parent, actor)
-
-
-def _store_version(gold: GoldSet, changes: list[Change], name: str, as_of: date, note: str,
-                   parent: GoldVersion, actor: User | None) -> GoldVersion:
-    """Write the gold to a temporary folder, insert the row, rename, commit (undo on failure)."""
-    root = Path(current_app.config["GOLD_DIR"]) / gold_store.VERSIONS_DIR
-    staging = root / f".tmp-{secrets.token_hex(8)}"
-    gold.save(staging)
-    (staging / CHANGES_FILE).write_text(json.dumps([c.to_json() for c in changes]))
-    version = GoldVersion(name=name, as_of=as_of, fingerprint=gold.meta["source_fingerprint"],
-                          changelog=note.strip(), parent_id=parent.id, is_active=False)
-    final: Path | None = None
     try:
+        version = GoldVersion(name=name, as_of=as_of, fingerprint=fingerprint(checksums),
+                              changelog=note.strip(), parent_id=parent.id, is_active=False,
+                              gold_sha256=gold_store.store(new_gold),
+                              changes=[c.to_json() for c in changes])
         db.session.add(version)
         db.session.flush()
-        final = root / str(version.id)
-        staging.rename(final)  # atomic: the folder is complete or absent
         audit.record_event("gold_build", "gold_version", version.id, actor,
                            f"{name}: {len(changes)} changes from {parent.name}")
         db.session.commit()
     except BaseException:
         db.session.rollback()
-        shutil.rmtree(final if final is not None and final.exists() else staging,
-                      ignore_errors=True)
         raise
     return version
 
@@ -202,68 +181,50 @@ def diff_versions(a: GoldVersion, b: GoldVersion) -> list[Change]:
 # --- scoring stored files ----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class StoredFile:
-    """What a worker needs to score one stored submission against a version."""
-
-    submission_id: int
-    sha256: str
-    filename: str
-    track: str
-    split: str
-    #: Gold folders whose keys the file may have been validated against, likeliest first.
-    input_dirs: tuple[str, ...]
-
-
-def read_stored(item: StoredFile, store: UploadStore, max_bytes: int) -> Predictions:
-    """Parse a stored file against the inputs it was accepted for (ValidationError if none)."""
-    data = store.read(item.sha256)
-    error: ValidationError | None = None
-    for directory in item.input_dirs:
-        inputs = gold_store.load_gold_dir(Path(directory)).get(item.track, item.split)
-        try:
-            return parse_predictions(data, inputs, filename=item.filename, max_bytes=max_bytes)
-        except ValidationError as exc:
-            error = exc
-    raise error or ValidationError([])
-
-
-def score_stored(item: StoredFile, target_dir: str, store_root: str, max_bytes: int,
-                 resamples: int) -> ScoreResult:
-    """Score one stored file against a version's gold (runs in worker processes too)."""
-    predictions = read_stored(item, UploadStore(Path(store_root)), max_bytes)
-    target = gold_store.load_gold_dir(Path(target_dir)).get(item.track, item.split)
-    return score(target, realign(predictions, target), resamples=resamples)
-
-
-def input_dir(version: GoldVersion, split: str) -> str:
-    """The folder of the inputs participants answered under a version (test: the release's)."""
-    if split == gold_store.HIDDEN_SPLIT:
-        return str(current_app.config["GOLD_DIR"])
-    return str(gold_store.version_dir(version))
-
-
-def stored_files(submissions: list[Submission]) -> list[StoredFile]:
-    """StoredFile items; the version a file was uploaded under is its first score's."""
-    versions = {v.id: v for v in all_versions()}
+def uploaded_under(submissions: list[Submission]) -> dict[int, int]:
+    """Submission id → id of the version it was uploaded under (its first score's)."""
     first: dict[int, int] = {}
     for submission_id, version_id in db.session.execute(
             select(Score.submission_id, Score.gold_version_id)
             .where(Score.submission_id.in_([s.id for s in submissions])).order_by(Score.id)):
         first.setdefault(submission_id, version_id)
-    items = []
-    for s in submissions:
-        uploaded = versions.get(first.get(s.id, -1))
-        ordered = ([uploaded] if uploaded else []) + list(versions.values())
-        dirs = tuple(dict.fromkeys(input_dir(v, s.split) for v in ordered))
-        items.append(StoredFile(s.id, s.file_sha256, s.filename, s.track, s.split, dirs))
-    return items
+    return first
+
+
+def read_stored(submission: Submission, uploaded_version_id: int | None = None) -> Predictions:
+    """Parse a stored file against the inputs it was accepted for (ValidationError if none).
+
+    The inputs tried are those of the version it was uploaded under first, then every other.
+    """
+    data = blobs.get(submission.file_sha256)
+    versions = {v.id: v for v in all_versions()}
+    ordered = ([versions[uploaded_version_id]] if uploaded_version_id in versions else [])
+    ordered += list(versions.values())
+    candidates = dict.fromkeys(gold_store.inputs_of(v, submission.split).gold_sha256
+                               for v in ordered)
+    error: ValidationError | None = None
+    max_bytes = current_app.config["MAX_DECOMPRESSED_BYTES"]
+    for sha256 in candidates:
+        inputs = gold_store.load(sha256).get(submission.track, submission.split)
+        try:
+            return parse_predictions(data, inputs, filename=submission.filename,
+                                     max_bytes=max_bytes)
+        except ValidationError as exc:
+            error = exc
+    raise error or ValidationError([])
+
+
+def score_submission(submission: Submission, target: GoldSplit,
+                     uploaded_version_id: int | None) -> ScoreResult:
+    """Score one stored submission against a version's gold split."""
+    predictions = read_stored(submission, uploaded_version_id)
+    return score(target, realign(predictions, target),
+                 resamples=current_app.config["BOOTSTRAP_RESAMPLES"])
 
 
 def predictions_for(submission: Submission, gold: GoldSplit) -> Predictions:
     """A stored submission's predictions aligned to a gold split (for per-example pages)."""
-    [item] = stored_files([submission])
-    predictions = read_stored(item, upload_store(), current_app.config["MAX_DECOMPRESSED_BYTES"])
+    predictions = read_stored(submission, uploaded_under([submission]).get(submission.id))
     return realign(predictions, gold)
 
 
@@ -277,6 +238,14 @@ def lock_versions(*, shared: bool) -> None:
         db.session.execute(text(f"SELECT {function}(:key)"), {"key": SWITCH_LOCK_KEY})
 
 
+def rescoring_versions(active: GoldVersion) -> list[GoldVersion]:
+    """Versions with an unfinished rescore job (besides the active one)."""
+    return list(db.session.scalars(select(GoldVersion).join(
+        Job, Job.gold_version_id == GoldVersion.id).where(
+        rescore_jobs(), Job.status.in_([JobStatus.QUEUED.value, JobStatus.RUNNING.value]),
+        GoldVersion.id != active.id).distinct()))
+
+
 def upload_scores(submission: Submission, predictions: Predictions, inputs: GoldSplit,
                   result: ScoreResult) -> Score:
     """Add an upload's scores for the active version and every version being rescored.
@@ -287,11 +256,8 @@ def upload_scores(submission: Submission, predictions: Predictions, inputs: Gold
 
     lock_versions(shared=True)
     active = gold_store.active_version()
-    rescoring = db.session.scalars(select(GoldVersion).join(RescoreJob).where(
-        RescoreJob.status.in_([JobStatus.QUEUED.value, JobStatus.RUNNING.value]),
-        GoldVersion.id != active.id).distinct()).all()
     rows = []
-    for version in (active, *rescoring):
+    for version in (active, *rescoring_versions(active)):
         target = gold_of(version).get(submission.track, submission.split)
         same = target is inputs or target.examples == inputs.examples
         rows.append(new_score(submission, version, result if same else score(
@@ -301,132 +267,11 @@ def upload_scores(submission: Submission, predictions: Predictions, inputs: Gold
     return rows[0]
 
 
-# --- activation ------------------------------------------------------------------------------
-
-
-def start_activation(version: GoldVersion, actor: User | None, *, restart: bool = False) -> RescoreJob:
-    """Queue a rescore job that will activate the version (committed)."""
-    if version.is_active:
-        raise VersionError(f"{version.name!r} is already the active version")
-    busy = db.session.scalars(select(RescoreJob).where(RescoreJob.status.in_(
-        [JobStatus.QUEUED.value, JobStatus.RUNNING.value]))).all()
-    if busy and not restart:
-        raise VersionError(f"rescore job {busy[0].id} ({busy[0].gold_version.name}) is still "
-                           f"{busy[0].status}; wait, or restart it if its process died")
-    for job in busy:
-        job.status, job.error, job.finished_at = JobStatus.FAILED.value, "interrupted", utcnow()
-    job = RescoreJob(gold_version=version, actor=actor.username if actor else audit.SYSTEM_ACTOR)
-    db.session.add(job)
-    db.session.flush()
-    audit.record_event("gold_activate", "gold_version", version.id, actor,
-                       f"rescore job {job.id} started for {version.name}")
-    db.session.commit()
-    return job
-
-
-def _missing(version: GoldVersion, limit: int) -> list[Submission]:
-    """Stored submissions without a score for the version, oldest first."""
+def missing_count(version: GoldVersion) -> int:
+    """Stored submissions without a score for the version."""
     scored = exists().where(Score.submission_id == Submission.id,
                             Score.gold_version_id == version.id)
-    return list(db.session.scalars(select(Submission).where(~scored)
-                                   .order_by(Submission.id).limit(limit)))
-
-
-def _score_batch(version: GoldVersion, batch: list[Submission],
-                 mapper: Callable[..., Iterator[ScoreResult]]) -> None:
-    """Score a batch of stored submissions against a version and add the rows."""
-    from .scoring import new_score
-
-    config = current_app.config
-    work = partial(score_stored, target_dir=str(gold_store.version_dir(version)),
-                   store_root=config["SUBMISSIONS_DIR"],
-                   max_bytes=config["MAX_DECOMPRESSED_BYTES"],
-                   resamples=config["BOOTSTRAP_RESAMPLES"])
-    for submission, result in zip(batch, mapper(work, stored_files(batch)), strict=True):
-        db.session.add(new_score(submission, version, result))
-
-
-def run_job(job_id: int, *, workers: int = 1, batch_size: int = BATCH_SIZE,
-            progress: Callable[[int, int], None] | None = None) -> RescoreJob:
-    """Rescore every stored submission into the job's version, then switch to it.
-
-    Scores are committed per batch and stay invisible until the switch. On any error the
-    job is marked failed and the previous version stays active; running the activation
-    again resumes where the scores stop.
-    """
-    job = db.session.get_one(RescoreJob, job_id)
-    version = job.gold_version
-    job.status, job.started_at, job.error = JobStatus.RUNNING.value, utcnow(), None
-    job.total = db.session.scalar(select(func.count(Submission.id))) or 0
-    job.done = db.session.scalar(select(func.count(Score.id)).where(
-        Score.gold_version_id == version.id)) or 0
-    db.session.commit()
-    pool = (ProcessPoolExecutor(workers, mp_context=get_context("spawn"))
-            if workers > 1 else None)
-    mapper: Callable[..., Iterator[ScoreResult]] = (
-        partial(pool.map, chunksize=8) if pool else map)
-    try:
-        while batch := _missing(version, batch_size):
-            _score_batch(version, batch, mapper)
-            job.done = min(job.total, job.done + len(batch))
-            db.session.commit()
-            if progress:
-                progress(job.done, job.total)
-        _switch(job, mapper)
-    except BaseException as exc:
-        _fail(job_id, exc)
-        raise
-    finally:
-        if pool:
-            pool.shutdown(cancel_futures=True)
-    return job
-
-
-def run_in_background(app: Flask, job_id: int) -> threading.Thread:
-    """Run a rescore job in a daemon thread, with its own app context and session."""
-    def target() -> None:
-        with app.app_context():
-            try:
-                run_job(job_id, workers=app.config.get("RESCORE_WORKERS", 1))
-            except Exception:
-                # run_job has marked the job failed; the traceback goes to the log only.
-                log.exception("rescore job %s failed", job_id)
-
-    thread = threading.Thread(target=target, name=f"rescore-{job_id}", daemon=True)
-    thread.start()
-    return thread
-
-
-def _switch(job: RescoreJob, mapper: Callable[..., Iterator[ScoreResult]]) -> None:
-    """One transaction: score late uploads, flip is_active, finish the job, audit."""
-    from .quotas import begin_locked
-
-    version = job.gold_version
-    begin_locked()  # SQLite: the write lock keeps uploads out until the flip commits
-    lock_versions(shared=False)
-    while batch := _missing(version, BATCH_SIZE):
-        _score_batch(version, batch, mapper)
-        db.session.flush()
-    previous = gold_store.active_version()
-    previous.is_active = False
-    db.session.flush()  # at most one active row at any time
-    version.is_active = True
-    job.status, job.finished_at = JobStatus.DONE.value, utcnow()
-    job.done = job.total = db.session.scalar(select(func.count(Submission.id))) or 0
-    audit.record_event("gold_activated", "gold_version", version.id, None,
-                       f"{version.name} replaces {previous.name} (job {job.id})")
-    db.session.commit()
-
-
-def _fail(job_id: int, exc: BaseException) -> None:
-    """Record a failed job in a fresh transaction (the failed one is rolled back)."""
-    db.session.rollback()
-    job = db.session.get_one(RescoreJob, job_id)
-    job.status, job.finished_at = JobStatus.FAILED.value, utcnow()
-    job.error = f"{type(exc).__name__}: {exc}"[:2000]
-    audit.record_event("gold_activate_failed", "gold_version", job.gold_version_id, None,
-                       f"job {job_id}: {job.error}")
-    db.session.commit()
+    return db.session.scalar(select(func.count(Submission.id)).where(~scored)) or 0
 
 
 # --- reading the history -----------------------------------------------------------------

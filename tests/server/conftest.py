@@ -23,7 +23,7 @@ from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 from werkzeug.serving import BaseWSGIServer, make_server
 
-from benchmark import GoldSet, GoldSplit
+from benchmark import GoldSet, GoldSplit, load_gold
 from situatedqa_server import create_app
 from situatedqa_server.extensions import db
 from situatedqa_server.services import gold_store
@@ -41,7 +41,19 @@ TEST_CONFIG: dict[str, Any] = {
     "REGISTER_RATE_LIMIT": "10000 per minute",
     "UPLOAD_RATE_LIMIT": "10000 per minute",
     "REJECTED_DAILY_CAP": 1000,
+    # Jobs run where they start; tests of real job workers set a broker instead.
+    "JOBS_EAGER": True,
 }
+#: Gold sets read once per test session, by folder (their serialized bytes are memoized).
+_GOLD_SETS: dict[str, GoldSet] = {}
+
+
+def gold_set(gold: Path) -> GoldSet:
+    """The canonical gold saved in a folder, read once per test session."""
+    key = str(gold.resolve())
+    if key not in _GOLD_SETS:
+        _GOLD_SETS[key] = load_gold(gold)
+    return _GOLD_SETS[key]
 
 
 @pytest.fixture(scope="session")
@@ -66,8 +78,7 @@ def _migrate(config: dict[str, Any]) -> None:
 def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An SQLite file at the current schema, copied for each test."""
     path = tmp_path_factory.mktemp("db") / "template.sqlite"
-    _migrate({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{path}",
-              "GOLD_DIR": str(path.parent / "nogold")})
+    _migrate({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{path}"})
     return path
 
 
@@ -84,7 +95,7 @@ def pg_config() -> Iterator[dict[str, Any]]:
         "connect_args": {"options": f"-csearch_path={schema}"}, "pool_size": 10,
         "max_overflow": 60}}
     try:
-        _migrate({**config, "GOLD_DIR": "/nonexistent"})
+        _migrate(config)
         yield config
     finally:
         with engine.begin() as connection:
@@ -110,24 +121,17 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, Any]:
 
 
 def make_app(database: dict[str, Any], gold: Path, tmp_path: Path, **overrides: Any) -> Flask:
-    """An app on the given database and gold, with the first gold version registered."""
-    app = create_app({**TEST_CONFIG, **database, "GOLD_DIR": str(gold),
-                      "SUBMISSIONS_DIR": str(tmp_path / "submissions"), **overrides})
+    """An app on the given database, with the gold in a folder stored as the first version."""
+    app = create_app({**TEST_CONFIG, **database, "CACHE_DIR": str(tmp_path / "cache"),
+                      **overrides})
     with app.app_context():
-        gold_store.register_first_version(gold_store.get_gold())
+        gold_store.register_first_version(gold_set(gold))
     return app
 
 
 def make_app_with_own_gold(database: dict[str, Any], gold_dir: Path, tmp_path: Path) -> Flask:
-    """An app whose gold folder is its own (gold versions are written there).
-
-    The release's canonical files are linked, not copied: they are shared read-only.
-    """
-    own_gold = tmp_path / "gold"
-    own_gold.mkdir()
-    for path in gold_dir.iterdir():
-        (own_gold / path.name).symlink_to(path)
-    return make_app(database, own_gold, tmp_path)
+    """An app for tests that build gold versions (they live in the database like any)."""
+    return make_app(database, gold_dir, tmp_path)
 
 
 @pytest.fixture

@@ -15,7 +15,10 @@ from flask import Flask
 from sqlalchemy import func, select
 
 from situatedqa_server.extensions import db
-from situatedqa_server.models import QuotaCounter, RejectedUpload, Score, Submission
+from situatedqa_server.models import (
+    GoldVersion, QuotaCounter, RejectedUpload, Score, StoredFile, Submission,
+)
+from situatedqa_server.services import blobs
 
 from .conftest import (
     LiveServer, api_upload, csrf_token, make_app, new_token, prediction_file, register,
@@ -29,9 +32,13 @@ def _counts(app: Flask) -> tuple[int, int, int]:
                 db.session.scalar(select(func.coalesce(func.sum(QuotaCounter.used), 0))) or 0)
 
 
-def _stored_files(app: Flask) -> list[Path]:
-    root = Path(app.config["SUBMISSIONS_DIR"])
-    return [p for p in root.rglob("*") if p.is_file()] if root.exists() else []
+def _stored_files(app: Flask) -> list[bytes]:
+    """The bytes of every stored upload (stored files other than gold versions)."""
+    with app.app_context():
+        gold = select(GoldVersion.gold_sha256)
+        shas = db.session.scalars(select(StoredFile.sha256).where(
+            StoredFile.sha256.not_in(gold))).all()
+        return [blobs.get(sha) for sha in shas]
 
 
 def test_rejected_file_stores_nothing_and_spends_no_quota(app: Flask,
@@ -84,9 +91,7 @@ def test_gzip_upload_is_accepted_and_stored_once(app: Flask, release_gold: GoldS
     second = api_upload(client, token, gold, data)
     assert first.status_code == second.status_code == 201
     assert first.json["metrics"]["em"] == 100.0
-    files = _stored_files(app)
-    assert len(files) == 1 and files[0].name != "predictions.jsonl"
-    assert files[0].read_bytes() == data
+    assert _stored_files(app) == [data]
 
 
 def test_daily_and_total_quota(database: dict[str, Any], gold_dir: Path, tmp_path: Path,

@@ -13,8 +13,8 @@ from sqlalchemy import func, select
 
 from benchmark import GoldSet
 from situatedqa_server.extensions import db
-from situatedqa_server.models import AuditLog, GoldVersion, JobStatus, RescoreJob, Score
-from situatedqa_server.services import gold_store, versions
+from situatedqa_server.models import AuditLog, GoldVersion, Job, JobStatus, Score, StoredFile
+from situatedqa_server.services import gold_store, jobs, versions
 
 from .conftest import CANARY_KEY, DEV_ADDED_KEY, api_upload, new_token, prediction_file
 
@@ -86,22 +86,25 @@ def test_bad_update_builds_nothing(app: Flask, runner: FlaskCliRunner, tmp_path:
     assert result.exit_code == 1
     assert "bad.jsonl:2: 'answer' must be a non-empty list" in result.output
     assert broken["key"] in result.output and "bad.jsonl:3: malformed JSON" in result.output
-    versions_dir = Path(app.config["GOLD_DIR"]) / gold_store.VERSIONS_DIR
-    assert not versions_dir.exists() or not any(versions_dir.iterdir())
+    assert _versions_and_files(app) == (1, 1)
     assert "exists already" in build(runner, update_file, FIRST).output
 
 
-def test_failed_insert_removes_the_folder(app: Flask, runner: FlaskCliRunner, update_file: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def _versions_and_files(app: Flask) -> tuple[int, int]:
+    with app.app_context():
+        return (db.session.scalar(select(func.count(GoldVersion.id))) or 0,
+                db.session.scalar(select(func.count(StoredFile.sha256))) or 0)
+
+
+def test_failed_build_stores_nothing(app: Flask, runner: FlaskCliRunner, update_file: Path,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(*args: Any, **kwargs: Any) -> None:
         raise OSError("disk full")
 
     monkeypatch.setattr(versions.audit, "record_event", broken)
     assert build(runner, update_file).exit_code != 0
-    versions_dir = Path(app.config["GOLD_DIR"]) / gold_store.VERSIONS_DIR
-    assert not any(versions_dir.iterdir())
-    with app.app_context():
-        assert db.session.scalar(select(func.count(GoldVersion.id))) == 1
+    # Neither the version's row nor its gold file: they commit together or not at all.
+    assert _versions_and_files(app) == (1, 1)
 
 
 def test_crash_halfway_keeps_the_old_version(app: Flask, client: FlaskClient,
@@ -110,7 +113,7 @@ def test_crash_halfway_keeps_the_old_version(app: Flask, client: FlaskClient,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     assert build(runner, update_file).exit_code == 0
     before = board(client, "temp", "test")
-    real, calls = versions.score_stored, []
+    real, calls = versions.score_submission, []
 
     def crashing(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
@@ -118,14 +121,17 @@ def test_crash_halfway_keeps_the_old_version(app: Flask, client: FlaskClient,
             raise RuntimeError("worker died")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(versions, "score_stored", crashing)
+    monkeypatch.setattr(versions, "score_submission", crashing)
+    # Leases that pass at once stand in for the minutes after a worker's death.
+    app.config.update(RESCORE_BATCH_SIZE=1, JOB_LEASE_SECONDS=0)
     with app.app_context():
-        job = versions.start_activation(versions.version_named("2023-06", published_only=False),
-                                        None)
+        job = jobs.start_activation(versions.version_named("2023-06", published_only=False),
+                                    None)
         with pytest.raises(RuntimeError):
-            versions.run_job(job.id, batch_size=1)
-        job = db.session.get(RescoreJob, job.id)
-        assert job.status == JobStatus.FAILED.value and "worker died" in job.error
+            jobs.run_inline(job.id)
+        # The process died mid-batch: the job is still running, its batch leased.
+        job = db.session.get_one(Job, job.id)
+        assert job.status == JobStatus.RUNNING.value and job.done == 2
         assert gold_store.active_version().name == FIRST
     partial_ids = _score_ids(app, "2023-06")
     assert len(partial_ids) == 2
@@ -133,13 +139,18 @@ def test_crash_halfway_keeps_the_old_version(app: Flask, client: FlaskClient,
     assert client.get("/api/v1/leaderboards/temp?version=2023-06").status_code == 404
     page = client.get(f"/submissions/{uploads['test_all']}").get_data(as_text=True)
     assert "2023-06" not in page
+    # A second activation is refused while the job can still resume.
+    refused = runner.invoke(args=["gold", "activate", "2023-06"])
+    assert refused.exit_code == 1 and "resumes by itself" in refused.output
 
-    # Activating again resumes: the partial scores are kept, the rest are added.
-    monkeypatch.setattr(versions, "score_stored", real)
-    assert runner.invoke(args=["gold", "activate", "2023-06"]).exit_code == 0
+    # Once the lease passes, a sweep hands the rest out again: partial scores are kept.
+    monkeypatch.setattr(versions, "score_submission", real)
+    assert runner.invoke(args=["jobs", "sweep"]).exit_code == 0
     assert partial_ids <= _score_ids(app, "2023-06")
     assert len(_score_ids(app, "2023-06")) == len(uploads)
     assert board(client, "temp", "test")[0] == "2023-06"
+    listing = runner.invoke(args=["jobs", "list"]).output
+    assert f"rescore    done" in listing and f"{len(uploads)}/{len(uploads)}" in listing
 
 
 def _score_ids(app: Flask, version_name: str) -> set[int]:
@@ -168,14 +179,15 @@ def test_uploads_during_rescore_and_atomic_switch(app: Flask, client: FlaskClien
             scores = db.session.scalars(select(Score).where(
                 Score.submission_id == response.json["id"])).all()
             assert len(scores) == 2
-            if done == 1:  # an upload the rescore must catch in its final pass
+            if len(seen) == 1:  # an upload the rescore must catch in its final pass
                 db.session.delete(next(s for s in scores if s.gold_version.name == "2023-06"))
                 db.session.commit()
 
+    app.config["RESCORE_BATCH_SIZE"] = 2
     with app.app_context():
-        job = versions.start_activation(versions.version_named("2023-06", published_only=False),
-                                        None)
-        versions.run_job(job.id, batch_size=2, progress=mid_run)
+        job = jobs.start_activation(versions.version_named("2023-06", published_only=False),
+                                    None)
+        jobs.run_inline(job.id, progress=mid_run)
     assert seen and all(name == FIRST for name, _ in seen)
     assert all(entries["test_all"]["metrics"]["em"] == 100.0 for _, entries in seen)
     name, entries = board(client, "temp", "test")

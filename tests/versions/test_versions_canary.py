@@ -13,7 +13,7 @@ from flask.testing import FlaskClient, FlaskCliRunner
 
 from benchmark import GoldSet
 from situatedqa_server.extensions import db
-from situatedqa_server.models import JobStatus, RescoreJob
+from situatedqa_server.models import Job, JobStatus
 
 from .conftest import (
     CANARY_ANSWER,
@@ -115,7 +115,7 @@ def test_admin_pages_build_and_activate_in_background(app: Flask, client: FlaskC
     assert started.status_code == 302
     with app.app_context():
         for _ in range(200):
-            job = db.session.query(RescoreJob).one()
+            job = db.session.query(Job).one()
             if job.status in (JobStatus.DONE.value, JobStatus.FAILED.value):
                 break
             db.session.rollback()

@@ -1,0 +1,58 @@
+"""Content-addressed files in the database: uploads, gold versions and baseline outputs.
+
+A file is named by the SHA-256 of its bytes and stored zlib-compressed in `stored_file`,
+inside the transaction of the row that names it: no file without its row, no row without
+its file, on every host that reaches the database.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zlib
+
+from sqlalchemy import select
+from sqlalchemy.dialects import postgresql, sqlite
+
+from ..extensions import db
+from ..models import StoredFile, utcnow
+
+#: zlib level 6: the gold (8.5 MB) becomes 1.3 MB in 0.15 s; uploads in milliseconds.
+COMPRESSION_LEVEL = 6
+
+
+class MissingFile(Exception):
+    """A row names a file that is not in the database (it never should)."""
+
+
+def digest(data: bytes) -> str:
+    """The SHA-256 hex digest that names these bytes."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def put(data: bytes, sha256: str | None = None) -> str:
+    """Add bytes to the current transaction unless stored already; their digest.
+
+    INSERT … ON CONFLICT DO NOTHING: two uploads of the same file at once both succeed.
+    """
+    sha256 = sha256 or digest(data)
+    values = {"sha256": sha256, "size": len(data), "created_at": utcnow(),
+              "data": zlib.compress(data, COMPRESSION_LEVEL)}
+    dialect = db.session.get_bind().dialect.name
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    db.session.execute(insert(StoredFile).values(**values).on_conflict_do_nothing(
+        index_elements=["sha256"]))
+    return sha256
+
+
+def get(sha256: str) -> bytes:
+    """The bytes stored under a digest (MissingFile if absent)."""
+    compressed = db.session.scalar(select(StoredFile.data).where(StoredFile.sha256 == sha256))
+    if compressed is None:
+        raise MissingFile(f"stored file {sha256[:12]}… is not in the database")
+    return zlib.decompress(compressed)
+
+
+def exists(sha256: str) -> bool:
+    """Whether a file with this digest is stored."""
+    return db.session.scalar(select(StoredFile.sha256).where(
+        StoredFile.sha256 == sha256)) is not None

@@ -1,0 +1,361 @@
+"""Long jobs in idempotent steps whose progress lives in the database.
+
+A rescore job is planned as batches of submission-id ranges (job_batch). A Celery message
+only says "run batch B" or "finish job J"; running a batch twice writes the same rows
+(INSERT … ON CONFLICT DO NOTHING on (submission, version)), and a batch is marked done
+in the transaction that writes its scores. Every dispatched step carries a lease: a step
+whose lease passes unfinished (its worker was killed, its message lost) is dispatched
+again by the sweep that every job worker runs. So after a kill -9 anywhere, the job
+completes once a worker is back, no submission is missed or scored twice, and no job
+stays "running" with nothing running it.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+from flask import current_app
+from sqlalchemy import exists, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from benchmark import TRACK_INFO, GoldError, ScoreResult, ValidationError
+
+from ..extensions import db
+from ..models import (
+    GoldVersion,
+    Job,
+    JobBatch,
+    JobKind,
+    JobStatus,
+    Score,
+    Submission,
+    User,
+    utcnow,
+)
+from . import audit, blobs, gold_store, versions
+
+log = logging.getLogger(__name__)
+UNFINISHED = (JobStatus.QUEUED.value, JobStatus.RUNNING.value)
+#: A batch that failed this often (not a worker death: an error) fails its job.
+MAX_ATTEMPTS = 5
+#: Errors of the data, not of the process: retrying cannot help, the job fails.
+DATA_ERRORS = (ValidationError, GoldError, gold_store.GoldUnavailable, blobs.MissingFile)
+#: Serialises regenerations started from the admin pages (as baselines.REGENERATION_LOCK_KEY).
+Dispatcher = Callable[[str, int], None]
+
+
+class JobError(Exception):
+    """A job cannot be started: one of its kind is still unfinished, or it is not wanted."""
+
+
+def lease_end(now: datetime | None = None) -> datetime:
+    """Until when a step dispatched or started now is held."""
+    return (now or utcnow()) + timedelta(seconds=current_app.config["JOB_LEASE_SECONDS"])
+
+
+def unfinished(kind: JobKind) -> list[Job]:
+    """Jobs of a kind that are queued or running, oldest first."""
+    return list(db.session.scalars(select(Job).where(
+        Job.kind == kind.value, Job.status.in_(UNFINISHED)).order_by(Job.id)))
+
+
+# --- starting ------------------------------------------------------------------------------
+
+
+def start_activation(version: GoldVersion, actor: User | None, *,
+                     restart: bool = False) -> Job:
+    """Plan a rescore job that will activate the version (committed; not yet dispatched)."""
+    if version.is_active:
+        raise versions.VersionError(f"{version.name!r} is already the active version")
+    busy = unfinished(JobKind.RESCORE)
+    if busy and not restart:
+        job = busy[0]
+        raise versions.VersionError(
+            f"rescore job {job.id} ({job.gold_version.name if job.gold_version else '?'}) is "
+            f"still {job.status}; it resumes by itself while a job worker runs "
+            "(`flask --app app jobs worker`); abandon it with --restart")
+    for job in busy:
+        _mark_failed(job, "abandoned for a new activation")
+    job = Job(kind=JobKind.RESCORE.value, gold_version=version,
+              actor=actor.username if actor else audit.SYSTEM_ACTOR)
+    db.session.add(job)
+    db.session.flush()
+    plan_batches(job)
+    audit.record_event("gold_activate", "gold_version", version.id, actor,
+                       f"rescore job {job.id} started for {version.name}")
+    db.session.commit()
+    return job
+
+
+def plan_batches(job: Job) -> None:
+    """Split the stored submissions into id ranges of RESCORE_BATCH_SIZE."""
+    size = current_app.config["RESCORE_BATCH_SIZE"]
+    ids = list(db.session.scalars(select(Submission.id).order_by(Submission.id)))
+    for seq, start in enumerate(range(0, len(ids), size)):
+        chunk = ids[start:start + size]
+        db.session.add(JobBatch(job_id=job.id, seq=seq, first_id=chunk[0], last_id=chunk[-1],
+                                size=len(chunk)))
+    job.total, job.done = len(ids), 0
+
+
+def start_regeneration(params: dict[str, Any], actor: User | None) -> Job:
+    """Queue a baseline regeneration (committed; not yet dispatched)."""
+    busy = unfinished(JobKind.REGENERATE)
+    if busy:
+        raise JobError(f"regeneration job {busy[0].id} is still {busy[0].status}")
+    job = Job(kind=JobKind.REGENERATE.value, params=params, total=1,
+              actor=actor.username if actor else audit.SYSTEM_ACTOR)
+    db.session.add(job)
+    db.session.flush()
+    audit.record_event("baselines_regenerate", "job", job.id, actor,
+                       f"regeneration job {job.id}: {params}")
+    db.session.commit()
+    return job
+
+
+# --- dispatching -----------------------------------------------------------------------------
+
+
+def due_steps(job: Job, now: datetime) -> list[tuple[str, int]]:
+    """The steps of a job to dispatch now: unleased or expired, leased again (not committed)."""
+    if job.kind == JobKind.REGENERATE.value:
+        if job.leased_until is None or job.leased_until < now:
+            job.leased_until = lease_end(now)
+            return [("regenerate", job.id)]
+        return []
+    pending = [b for b in job.batches if not b.done]
+    steps = []
+    for batch in pending:
+        if batch.leased_until is None or batch.leased_until < now:
+            batch.leased_until = lease_end(now)
+            steps.append(("batch", batch.id))
+    if not pending and (job.leased_until is None or job.leased_until < now):
+        job.leased_until = lease_end(now)
+        steps.append(("finish", job.id))
+    return steps
+
+
+def sweep(dispatch: Dispatcher, job_ids: Sequence[int] | None = None) -> int:
+    """Dispatch every due step of unfinished jobs (all, or those named); the count sent.
+
+    Leases are committed before the messages go out, so two sweeps at once send each
+    step once; a message that is lost anyway is sent again when its lease passes.
+    """
+    now = utcnow()
+    query = select(Job).where(Job.status.in_(UNFINISHED)).order_by(Job.id)
+    if job_ids is not None:
+        query = query.where(Job.id.in_(job_ids))
+    steps = [step for job in db.session.scalars(query.with_for_update(skip_locked=True))
+             for step in due_steps(job, now)]
+    db.session.commit()
+    for kind, ident in steps:
+        dispatch(kind, ident)
+    return len(steps)
+
+
+# --- running ---------------------------------------------------------------------------------
+
+
+def _start(job: Job) -> None:
+    if job.status == JobStatus.QUEUED.value:
+        job.status, job.started_at = JobStatus.RUNNING.value, utcnow()
+
+
+def score_values(submission_id: int, version_id: int, result: ScoreResult) -> dict[str, Any]:
+    """A score row's column values from a benchmark result (NaN stored as null)."""
+    from .scoring import finite
+
+    metrics = {name: finite(value) for name, value in result.metrics.items()}
+    ci = {name: ([finite(v) for v in interval] if interval and all(map(math.isfinite, interval))
+                 else None) for name, interval in result.ci.items()}
+    return {"submission_id": submission_id, "gold_version_id": version_id,
+            "track": result.track, "split": result.split, "n": result.n, "metrics": metrics,
+            "ci": ci, "counts": dict(result.counts),
+            "primary_metric": metrics.get(TRACK_INFO[result.track].primary),
+            "outcomes": np.asarray(result.outcomes, dtype=np.uint8).tobytes(),
+            "scored_at": utcnow()}
+
+
+def insert_scores(rows: list[dict[str, Any]]) -> None:
+    """Insert score rows, skipping those a concurrent run of the same step wrote first."""
+    if not rows:
+        return
+    dialect = db.session.get_bind().dialect.name
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    db.session.execute(insert(Score).values(rows).on_conflict_do_nothing(
+        index_elements=["submission_id", "gold_version_id"]))
+
+
+def unscored(version: GoldVersion, first_id: int | None = None,
+             last_id: int | None = None) -> list[Submission]:
+    """Stored submissions (in an id range) without a score for the version, by id."""
+    scored = exists().where(Score.submission_id == Submission.id,
+                            Score.gold_version_id == version.id)
+    query = select(Submission).where(~scored).order_by(Submission.id)
+    if first_id is not None and last_id is not None:
+        query = query.where(Submission.id.between(first_id, last_id))
+    return list(db.session.scalars(query))
+
+
+def score_rows(version: GoldVersion, submissions: list[Submission]) -> list[dict[str, Any]]:
+    """Score stored submissions against a version (DATA_ERRORS when a file cannot be read)."""
+    gold = versions.gold_of(version)
+    uploaded = versions.uploaded_under(submissions)
+    return [score_values(s.id, version.id, versions.score_submission(
+        s, gold.get(s.track, s.split), uploaded.get(s.id))) for s in submissions]
+
+
+def run_batch(batch_id: int) -> bool:
+    """Score one batch and mark it done in the same transaction; False if nothing to do."""
+    write_transaction()
+    batch = db.session.get(JobBatch, batch_id)
+    if batch is None or batch.done or batch.job.status not in UNFINISHED:
+        db.session.rollback()
+        return False
+    job = batch.job
+    if batch.attempts >= MAX_ATTEMPTS:
+        fail(job.id, f"batch {batch.seq} failed {batch.attempts} times; see the worker log")
+        return False
+    _start(job)
+    batch.attempts += 1
+    batch.leased_until = lease_end()
+    db.session.commit()
+    version = job.gold_version
+    if version is None:
+        fail(job.id, "the job names no gold version")
+        return False
+    version_id, first_id, last_id = version.id, batch.first_id, batch.last_id
+    db.session.rollback()
+    try:
+        version = db.session.get_one(GoldVersion, version_id)
+        rows = score_rows(version, unscored(version, first_id, last_id))
+    except DATA_ERRORS as exc:
+        fail(job.id, f"submission file in batch {batch.seq} cannot be scored: "
+                     f"{type(exc).__name__}: {exc}")
+        return False
+    # Scoring reads outside any write lock; the writes take it (SQLite: BEGIN IMMEDIATE).
+    write_transaction()
+    insert_scores(rows)
+    marked = db.session.execute(update(JobBatch).where(
+        JobBatch.id == batch_id, JobBatch.done.is_(False)).values(
+        done=True, finished_at=utcnow()))
+    if getattr(marked, "rowcount", 0):
+        db.session.execute(update(Job).where(Job.id == job.id).values(
+            done=Job.done + batch.size))
+    db.session.commit()
+    return True
+
+
+def write_transaction() -> None:
+    """End the session's transaction and open one that holds SQLite's write lock at once.
+
+    A deferred SQLite transaction that read before another connection wrote cannot write
+    (SQLITE_BUSY at once, no waiting); PostgreSQL needs nothing here.
+    """
+    db.session.commit()
+    if db.session.get_bind().dialect.name == "sqlite":
+        db.session.connection(execution_options={"sqlite_immediate": True})
+
+
+def pending_batches(job_id: int) -> int:
+    """Batches of a job not yet done."""
+    return db.session.scalar(select(func.count(JobBatch.id)).where(
+        JobBatch.job_id == job_id, JobBatch.done.is_(False))) or 0
+
+
+def finish(job_id: int) -> bool:
+    """Switch to the job's version once every batch is done; False if not (yet) due.
+
+    One transaction under the upload lock: score late uploads, flip is_active, finish
+    the job. A second call finds the job done and does nothing.
+    """
+    from .quotas import begin_locked
+
+    if pending_batches(job_id):
+        db.session.rollback()
+        return False
+    begin_locked()  # SQLite: the write lock keeps uploads out until the flip commits
+    versions.lock_versions(shared=False)
+    job = db.session.get_one(Job, job_id)
+    db.session.refresh(job)
+    version = job.gold_version
+    if job.status not in UNFINISHED or version is None:
+        db.session.rollback()
+        return False
+    _start(job)
+    try:
+        insert_scores(score_rows(version, unscored(version)))
+    except DATA_ERRORS as exc:
+        db.session.rollback()
+        fail(job_id, f"a late upload cannot be scored: {type(exc).__name__}: {exc}")
+        return False
+    previous = gold_store.active_version()
+    previous.is_active = False
+    db.session.flush()  # at most one active row at any time
+    version.is_active = True
+    job.status, job.finished_at, job.error = JobStatus.DONE.value, utcnow(), None
+    job.done = job.total = db.session.scalar(select(func.count(Submission.id))) or 0
+    audit.record_event("gold_activated", "gold_version", version.id, None,
+                       f"{version.name} replaces {previous.name} (job {job.id})")
+    db.session.commit()
+    return True
+
+
+def run_regeneration(job_id: int, run: Callable[[dict[str, Any], Callable[[str], None]], None]
+                     ) -> bool:
+    """Run a regeneration job once; `run` does the work and renews the lease on progress."""
+    job = db.session.get(Job, job_id)
+    if job is None or job.status not in UNFINISHED:
+        db.session.rollback()
+        return False
+    _start(job)
+    job.leased_until = lease_end()
+    db.session.commit()
+
+    def heartbeat(line: str) -> None:
+        log.info("regeneration job %s: %s", job_id, line)
+        db.session.execute(update(Job).where(Job.id == job_id).values(
+            leased_until=lease_end()))
+        db.session.commit()
+
+    run(dict(job.params), heartbeat)
+    job = db.session.get_one(Job, job_id)
+    job.status, job.finished_at, job.done = JobStatus.DONE.value, utcnow(), job.total
+    db.session.commit()
+    return True
+
+
+def fail(job_id: int, message: str) -> None:
+    """Record a failed job in a fresh transaction; the previous version stays active."""
+    db.session.rollback()
+    job = db.session.get_one(Job, job_id)
+    if job.status in UNFINISHED:
+        _mark_failed(job, message)
+        db.session.commit()
+
+
+def _mark_failed(job: Job, message: str) -> None:
+    job.status, job.finished_at, job.error = JobStatus.FAILED.value, utcnow(), message[:2000]
+    audit.record_event(f"{job.kind}_failed", "job", job.id, None, f"job {job.id}: {job.error}")
+
+
+def run_inline(job_id: int, progress: Callable[[int, int], None] | None = None) -> Job:
+    """Run every remaining step of a job in this process (the CLI, eager mode)."""
+    job = db.session.get_one(Job, job_id)
+    batch_ids = [b.id for b in job.batches if not b.done]
+    for batch_id in batch_ids:
+        run_batch(batch_id)
+        job = db.session.get_one(Job, job_id)
+        status, done, total = job.status, job.done, job.total
+        db.session.rollback()  # end the read: SQLite cannot upgrade a stale snapshot later
+        if status not in UNFINISHED:
+            return db.session.get_one(Job, job_id)
+        if progress:
+            progress(done, total)
+    finish(job_id)
+    return db.session.get_one(Job, job_id)
