@@ -87,6 +87,9 @@ def _safe_next(target: str | None) -> str:
 
 def save_draft() -> None:
     """Keep a posted form's text fields (never passwords) so the form can be refilled."""
+    if request.headers.get("Sec-Fetch-Site", "same-origin") not in ("same-origin", "none") or (
+            request.origin not in (None, request.host_url.rstrip("/"))):
+        return  # another site must not plant text in this site's forms
     fields = {k: v for k, v in request.form.items()
               if k != "csrf_token" and "password" not in k}
     while fields and len(json.dumps(fields)) > DRAFT_LIMIT:

@@ -309,6 +309,11 @@ def test_upload_after_logout_elsewhere_keeps_what_was_typed(
     again = client.get("/submissions/new").get_data(as_text=True)
     assert 'value="my typed method"' in again and "typed words" in again
     assert _count(app) == 0
+    _logout(client)  # a form posted from another site leaves no text behind
+    client.post("/submissions/new", data={"method_name": "planted", "track": "geo"},
+                headers={"Origin": "https://evil.example"})
+    login_at(client, url)
+    assert "planted" not in client.get("/submissions/new").get_data(as_text=True)
 
 
 def login_at(client: FlaskClient, url: str) -> Any:
