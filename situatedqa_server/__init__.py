@@ -18,9 +18,12 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     """Build the app: settings from the environment (or test_config), extensions, blueprints."""
-    app = Flask(__name__, instance_relative_config=True,
+    settings = settings_from_env()
+    instance = (test_config or {}).get("INSTANCE_DIR") or settings["INSTANCE_DIR"]
+    app = Flask(__name__, instance_relative_config=True, instance_path=(
+        str(Path(instance).resolve()) if instance else None),
                 template_folder=str(REPO_ROOT / "templates"))
-    app.config.update(settings_from_env())
+    app.config.update(settings)
     if test_config is not None:
         app.config.update(test_config)
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)

@@ -6,6 +6,7 @@ import json
 import os
 import sys
 import time
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,9 @@ from platformdirs import user_config_dir
 DEFAULT_URL = "http://127.0.0.1:8000"
 CONFIG_ENV = "SITUATEDQA_CONFIG_DIR"
 TIMEOUT = 120
+#: Retries of an upload after a connection error, with 1, 2, 4 … seconds between them.
+RETRIES = 4
+RETRY_DELAY = 1.0
 FINAL_STATUSES = ("scored", "failed")
 
 
@@ -57,16 +61,34 @@ class Api:
     url: str
     token: str | None
 
-    def request(self, method: str, path: str, **kwargs: Any) -> requests.Response:
-        """Send a request; raise ClickException with the server's message on errors."""
+    def request(self, method: str, path: str, *, idempotency_key: str | None = None,
+                **kwargs: Any) -> requests.Response:
+        """Send a request; raise ClickException with the server's message on errors.
+
+        With an idempotency key, a connection error is retried (the server answers a
+        repeated key with the first response, so nothing is stored or counted twice).
+        """
         headers = {"Accept": "application/json"}
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
-        try:
-            response = requests.request(method, self.url.rstrip("/") + path, headers=headers,
-                                        timeout=TIMEOUT, **kwargs)
-        except requests.RequestException as exc:
-            raise click.ClickException(f"cannot reach {self.url}: {exc}") from None
+        if idempotency_key:
+            headers["Idempotency-Key"] = idempotency_key
+        attempts = RETRIES + 1 if idempotency_key else 1
+        for attempt in range(attempts):
+            for stream in (kwargs.get("files") or {}).values():
+                stream[1].seek(0)  # a retry sends the whole file again
+            try:
+                response = requests.request(method, self.url.rstrip("/") + path,
+                                            headers=headers, timeout=TIMEOUT, **kwargs)
+                break
+            except (requests.ConnectionError, requests.Timeout) as exc:
+                if attempt + 1 == attempts:
+                    raise click.ClickException(f"cannot reach {self.url}: {exc}") from None
+                click.echo(f"connection error ({type(exc).__name__}); retrying with the "
+                           f"same Idempotency-Key", err=True)
+                time.sleep(RETRY_DELAY * 2 ** attempt)
+            except requests.RequestException as exc:
+                raise click.ClickException(f"cannot reach {self.url}: {exc}") from None
         if response.status_code >= 400:
             raise click.ClickException(explain_error(response))
         return response
@@ -169,7 +191,8 @@ def submit(api: Api, file: Path, track: str, split: str, method_name: str | None
         fields[name] = value
     with file.open("rb") as stream:
         result = api.json("POST", "/api/v1/submissions", data=fields,
-                          files={"file": (file.name, stream)})
+                          files={"file": (file.name, stream)},
+                          idempotency_key=uuid.uuid4().hex)
     result = wait_for_scores(api, result)
     click.echo(f"submission {result['id']}: {result.get('status', 'scored')}")
     print_scores(result)

@@ -52,6 +52,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("SITUATEDQA_DATA", None, str,
             "Folder of the official release that `gold import` reads by default "
             "(else gold/release).", "SITUATEDQA_DATA"),
+    Setting("INSTANCE_DIR", None, str,
+            "This host's instance folder (SQLite database and secret key when those are not "
+            "set, the embedded broker, caches). Unset: instance/ beside the code.",
+            "SITUATEDQA_INSTANCE_DIR"),
     Setting("CACHE_DIR", None, str,
             "Folder of this host's caches (rendered plots); deleting it at any moment is "
             "safe: everything in it is rebuilt on demand. Unset: instance/cache.",
