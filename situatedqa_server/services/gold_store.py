@@ -14,7 +14,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-import orjson
+import msgspec
 from sqlalchemy import select
 
 from benchmark import Example, GoldError, GoldSet, GoldSplit, import_release
@@ -53,7 +53,7 @@ def serialize(gold: GoldSet) -> tuple[str, bytes]:
         {"track": track, "split": split,
          "examples": [e.to_json() for e in gold.get(track, split).examples]}
         for track, split in gold.available()]}
-    data = orjson.dumps(document, option=orjson.OPT_SORT_KEYS)
+    data = msgspec.json.encode(document, order="sorted")
     result = (blobs.digest(data), data)
     _serialized[gold] = result
     return result
@@ -61,7 +61,7 @@ def serialize(gold: GoldSet) -> tuple[str, bytes]:
 
 def deserialize(data: bytes) -> GoldSet:
     """A gold set from its canonical JSON bytes."""
-    document = orjson.loads(data)
+    document = msgspec.json.decode(data)
     splits = [GoldSplit(item["track"], item["split"],
                         (Example.from_json(record) for record in item["examples"]))
               for item in document["splits"]]
