@@ -30,6 +30,21 @@ MISSING_SHOWN = 5
 #: Longest excerpt of an uploaded value quoted back in a problem message.
 MAX_QUOTED = 80
 _INTEGER = re.compile(r"-?[0-9]+")
+_JSON_NAME = re.compile(r"\.jsonl?(\.gz)?$", re.IGNORECASE)
+#: Characters no stored or shown text may hold: NUL and lone surrogates (a decoded string
+#: holds a surrogate only when it was written as a lone \\uD800-\\uDFFF escape).
+_BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
+#: Every escape of a JSON text, in order (an escaped backslash is one escape).
+_JSON_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
+
+
+def printable(text: str) -> str:
+    """The text with NUL and lone surrogates written as escapes, safe to encode as UTF-8."""
+    return _BAD_TEXT.sub(lambda m: _escape(m.group()), text)
+
+
+def _escape(char: str) -> str:
+    return f"\\u{ord(char):04x}"
 
 # Gold fields an upload may carry (answer, any_answer, ...: e.g. an edited copy of the
 # release) are never read: only the key fields and the prediction are.
@@ -50,6 +65,14 @@ class Problem:
     message: str
     line: int | None = None
     key: str | None = None
+
+    def __post_init__(self) -> None:
+        # A lone surrogate (from an uploaded key or file name) cannot be encoded as UTF-8:
+        # shown as an escape, a problem is always safe to store, print and render.
+        for name in ("file", "message", "key"):
+            value = getattr(self, name)
+            if value is not None and _BAD_TEXT.search(value):
+                object.__setattr__(self, name, printable(value))
 
     def __str__(self) -> str:
         where = self.file if self.line is None else f"{self.file}:{self.line}"
@@ -169,11 +192,122 @@ def decode_text(data: bytes, filename: str) -> str:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise ValidationError([Problem(
-            filename, f"not valid UTF-8 (byte {exc.start}: {exc.reason})", line)]) from None
+            filename, _utf8_message(data, exc), line, _key_on_line(data, exc.start))]) from None
     if "\x00" in text:
         line = text[: text.index("\x00")].count("\n") + 1
         raise ValidationError([Problem(filename, "contains a NUL character", line)])
     return text
+
+
+def _utf8_message(data: bytes, exc: UnicodeDecodeError) -> str:
+    bad = data[exc.start:exc.start + 3]
+    if len(bad) == 3 and bad[0] == 0xED and 0xA0 <= bad[1] <= 0xBF and 0x80 <= bad[2] <= 0xBF:
+        surrogate = bad.decode("utf-8", "surrogatepass")
+        return (f"not valid UTF-8 (byte {exc.start}): bytes {bad.hex(' ').upper()} encode the "
+                f"lone surrogate U+{ord(surrogate):04X}, which is not a character")
+    return f"not valid UTF-8 (byte {exc.start}: {exc.reason})"
+
+
+def _key_on_line(data: bytes, position: int) -> str | None:
+    """The example key of the line holding byte `position`, when that line shows one."""
+    start = data.rfind(b"\n", 0, position) + 1
+    end = data.find(b"\n", position)
+    line = data[start:] if end < 0 else data[start:end]
+    text = line.decode("utf-8", "replace").strip()
+    try:
+        record = json.loads(text)
+    except (ValueError, RecursionError):
+        try:
+            row = next(csv.reader([text]), [])
+        except csv.Error:
+            return None
+        return printable(row[0]) if row and row[0] else None
+    return natural_key(record) if isinstance(record, dict) else None
+
+
+def natural_key(record: Mapping[str, Any]) -> str | None:
+    """The key a record names: its 'key', else the key its id and context fields make."""
+    if "key" in record:
+        return record["key"] if isinstance(record["key"], str) else None
+    nq_id = _parse_id(record.get("id"))
+    if nq_id is None:
+        return None
+    for track, signature in _TRACK_SIGNATURES:
+        if signature <= record.keys() and all(isinstance(record[f], str) for f in signature):
+            if track == "temp":
+                return temp_key(nq_id, record["date"], record["date_type"])
+            if track == "geo":
+                return geo_key(nq_id, record["location"])
+            return curprev_key(nq_id, record["which"])
+    return question_key(nq_id)
+
+
+def _bad_text(value: Any) -> str | None:
+    """The first NUL or lone surrogate in any string of a JSON value (field names too)."""
+    if isinstance(value, str):
+        found = _BAD_TEXT.search(value)
+        return found.group() if found else None
+    if isinstance(value, dict):
+        items: Any = (x for pair in value.items() for x in pair)
+    elif isinstance(value, list):
+        items = value
+    else:
+        return None
+    for item in items:
+        bad = _bad_text(item)
+        if bad is not None:
+            return bad
+    return None
+
+
+def _bad_text_count(value: Any) -> int:
+    """How many NULs and lone surrogates all strings of a JSON value hold."""
+    if isinstance(value, str):
+        return len(_BAD_TEXT.findall(value))
+    if isinstance(value, dict):
+        return sum(_bad_text_count(k) + _bad_text_count(v) for k, v in value.items())
+    if isinstance(value, list):
+        return sum(_bad_text_count(item) for item in value)
+    return 0
+
+
+def _bad_escape_lines(text: str) -> list[int]:
+    """Line of every escape that decodes to a NUL or a lone surrogate, in text order."""
+    lines: list[int] = []
+    escapes = list(_JSON_ESCAPE.finditer(text))
+    paired = False
+    for position, escape in enumerate(escapes):
+        if paired:
+            paired = False
+            continue
+        if escape.group(1) is None:
+            continue
+        code = int(escape.group(1), 16)
+        if 0xD800 <= code <= 0xDBFF and position + 1 < len(escapes):
+            low = escapes[position + 1]
+            if (low.start() == escape.end() and low.group(1) is not None
+                    and 0xDC00 <= int(low.group(1), 16) <= 0xDFFF):
+                paired = True
+                continue
+        if code == 0 or 0xD800 <= code <= 0xDFFF:
+            lines.append(text.count("\n", 0, escape.start()) + 1)
+    return lines
+
+
+def _document_lines(text: str, entries: list[Entry]) -> list[Entry]:
+    """Entries of one JSON document, with the line of their first NUL or lone surrogate."""
+    lines = _bad_escape_lines(text)
+    if not lines:
+        return entries
+    located: list[Entry] = []
+    seen = 0
+    for line, record in entries:
+        count = _bad_text_count(record)
+        if count and seen < len(lines):
+            line = lines[seen]
+        seen += count
+        located.append((line, record))
+    return located
 
 
 class _JSONProblem(ValueError):
@@ -234,7 +368,13 @@ def _csv_entries(text: str, problems: _Collector, value_fields: tuple[str, ...])
     names = [h.strip() for h in header]
     if len(names) != 2 or names[0] != "key" or names[1] not in value_fields:
         wanted = " or ".join(f"key,{v}" for v in value_fields)
-        problems.add(f"CSV header must be {wanted}, got {_quote(','.join(names))}", 1)
+        got = _quote(",".join(names))
+        if len(names) < 2 or _JSON_NAME.search(problems.filename):
+            problems.add(
+                "neither valid JSON Lines nor CSV: JSON Lines has one JSON object a line "
+                f"(starting with '{{'), CSV starts with the header {wanted}; line 1 is {got}", 1)
+        else:
+            problems.add(f"CSV header must be {wanted}, got {got}", 1)
         problems.unreadable = True
         return
     try:
@@ -354,6 +494,12 @@ def _read_record(
     if not isinstance(record, dict):
         problems.add(f"expected a JSON object, got {type(record).__name__}", line)
         return
+    if _reject_bad_text(record, line, problems):
+        key = natural_key(record)
+        if key in gold.index and key not in parsed.seen_lines:
+            parsed.seen_lines[key] = line  # reported; "no prediction" would only add noise
+            parsed.bad_values.add(key)
+        return
     if "key" in record:
         key = record["key"]
         if not isinstance(key, str):
@@ -381,6 +527,24 @@ def _read_record(
         _read_label(record, line, key, parsed, problems)
     else:
         _read_answer(record, line, key, parsed, problems)
+
+
+def _reject_bad_text(record: dict[str, Any], line: int | None, problems: _Collector) -> bool:
+    """Report a NUL or lone surrogate in the record (stored text must be valid Unicode)."""
+    for name, value in record.items():
+        bad = _bad_text(name) or _bad_text(value)
+        if bad is None:
+            continue
+        field_name = repr(printable(name))
+        if bad == "\x00":
+            message = f"field {field_name} holds a NUL character (\\u0000), which cannot be stored"
+        else:
+            message = (f"field {field_name} holds a lone surrogate ({_escape(bad)}), which is not "
+                       "a character: write the text itself, or a character beyond U+FFFF as a "
+                       "complete surrogate pair")
+        problems.add(message, line, natural_key(record))
+        return True
+    return False
 
 
 def _read_answer(
@@ -449,11 +613,11 @@ def _entries(text: str, gold: GoldSplit, problems: _Collector) -> tuple[str, Ite
         except (ValueError, RecursionError):
             document = None  # Not one JSON document: read it as JSON Lines.
         if isinstance(document, list):
-            return "json-records", iter([(None, item) for item in document])
+            return "json-records", iter(_document_lines(text, [(None, x) for x in document]))
         if _looks_like_mapping(document):
             value_field = "label" if gold.is_identification else "prediction"
-            return "json-map", iter(
-                [(None, {"key": k, value_field: v}) for k, v in document.items()])
+            return "json-map", iter(_document_lines(
+                text, [(None, {"key": k, value_field: v}) for k, v in document.items()]))
         return "jsonl", _jsonl_entries(text, problems)
     value_fields = ("label", "score", "prediction") if gold.is_identification else ("prediction",)
     return "csv", _csv_entries(text, problems, value_fields)
