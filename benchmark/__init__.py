@@ -3,7 +3,16 @@
 Pure Python (numpy only); the web server and the offline CLI call the same functions.
 """
 
-from .formats import FileTooLargeError, Predictions, Problem, ValidationError, parse_predictions
+from .formats import (
+    FileTooLargeError,
+    Predictions,
+    Problem,
+    SplitMatch,
+    ValidationError,
+    match_splits,
+    parse_predictions,
+    wrong_split_hint,
+)
 from .gold import Example, GoldError, GoldSet, GoldSplit, build_gold_set, load_gold
 from .metrics import DEFAULT_RESAMPLES, DEFAULT_SEED, PairedDifference
 from .normalize import normalize_answer
@@ -38,12 +47,14 @@ __all__ = [
     "Predictions",
     "Problem",
     "ScoreResult",
+    "SplitMatch",
     "UnknownTrackError",
     "ValidationError",
     "build_gold_set",
     "compare",
     "import_release",
     "load_gold",
+    "match_splits",
     "normalize_answer",
     "outcome_codes",
     "parse_predictions",
@@ -51,4 +62,5 @@ __all__ = [
     "read_manifest",
     "score",
     "track_info",
+    "wrong_split_hint",
 ]

@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 import click
 
-from .formats import DEFAULT_MAX_BYTES, ValidationError, parse_predictions
+from .formats import DEFAULT_MAX_BYTES, ValidationError, parse_predictions, wrong_split_hint
 from .gold import GoldError, GoldSet, load_gold
 from .metrics import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .release import (
@@ -129,10 +129,13 @@ def _split(gold: GoldSet, track: str, split: str) -> Any:
         raise click.ClickException(str(exc)) from None
 
 
-def _load_predictions(path: Path, gold: Any, max_bytes: int) -> Any:
+def _load_predictions(path: Path, gold_set: GoldSet, gold: Any, max_bytes: int) -> Any:
     try:
         return parse_predictions(path.read_bytes(), gold, filename=str(path), max_bytes=max_bytes)
     except ValidationError as exc:
+        hint = wrong_split_hint(exc.keys, gold_set, gold.track, gold.split)
+        if hint:
+            click.echo(f"{path}: {hint}", err=True)
         for problem in exc.problems:
             click.echo(str(problem), err=True)
         if exc.truncated:
@@ -169,8 +172,9 @@ def format_table(result: ScoreResult) -> str:
 def score_command(track: str, split: str, file: Path, data: Path | None, as_json: bool,
                   resamples: int, seed: int, max_bytes: int) -> None:
     """Validate FILE and print every metric of the track with its 95% CI."""
-    gold = _split(open_gold(data), track, split)
-    predictions = _load_predictions(file, gold, max_bytes)
+    gold_set = open_gold(data)
+    gold = _split(gold_set, track, split)
+    predictions = _load_predictions(file, gold_set, gold, max_bytes)
     result = score(gold, predictions, resamples=resamples, seed=seed)
     click.echo(json.dumps(result.to_json(), indent=2) if as_json else format_table(result))
 
@@ -189,9 +193,12 @@ def score_command(track: str, split: str, file: Path, data: Path | None, as_json
 def compare_command(track: str, split: str, file_a: Path, file_b: Path, data: Path | None,
                     as_json: bool, resamples: int, seed: int) -> None:
     """Paired comparison A - B on the same examples: difference, 95% CI, p-value."""
-    gold = _split(open_gold(data), track, split)
-    result_a = score(gold, _load_predictions(file_a, gold, DEFAULT_MAX_BYTES), resamples=0)
-    result_b = score(gold, _load_predictions(file_b, gold, DEFAULT_MAX_BYTES), resamples=0)
+    gold_set = open_gold(data)
+    gold = _split(gold_set, track, split)
+    result_a = score(gold, _load_predictions(file_a, gold_set, gold, DEFAULT_MAX_BYTES),
+                     resamples=0)
+    result_b = score(gold, _load_predictions(file_b, gold_set, gold, DEFAULT_MAX_BYTES),
+                     resamples=0)
     diffs = compare(gold, result_a.outcomes, result_b.outcomes, resamples=resamples, seed=seed)
     if as_json:
         click.echo(json.dumps({

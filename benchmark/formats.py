@@ -12,7 +12,7 @@ import json
 import math
 import re
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .fastparse import fast_answers
-from .gold import GoldSplit, curprev_key, geo_key, question_key, temp_key
+from .gold import GoldSet, GoldSplit, curprev_key, geo_key, question_key, temp_key
 
 DEFAULT_MAX_PROBLEMS = 20
 #: Decompressed size limit of a prediction file; a small gzip can expand to gigabytes.
@@ -86,9 +86,14 @@ class Problem:
 class ValidationError(Exception):
     """A prediction file was rejected; `problems` lists why."""
 
-    def __init__(self, problems: list[Problem], *, truncated: int = 0) -> None:
+    def __init__(
+        self, problems: list[Problem], *, truncated: int = 0, keys: tuple[str, ...] = ()
+    ) -> None:
         self.problems = problems
         self.truncated = truncated
+        #: The example key every record of the file names (as written, or made from its id
+        #: and context fields), for wrong_split_hint; empty when the file could not be read.
+        self.keys = keys
         summary = "; ".join(str(p) for p in problems[:3])
         more = len(problems) - 3 + truncated
         super().__init__(summary + (f"; and {more} more" if more > 0 else ""))
@@ -150,9 +155,9 @@ class _Collector:
         else:
             self.dropped += 1
 
-    def raise_if_any(self) -> None:
+    def raise_if_any(self, keys: tuple[str, ...] = ()) -> None:
         if self.problems:
-            raise ValidationError(self.problems, truncated=self.dropped)
+            raise ValidationError(self.problems, truncated=self.dropped, keys=keys)
 
 
 def decompress_limited(data: bytes, filename: str, max_bytes: int) -> bytes:
@@ -479,6 +484,8 @@ class _Parsed:
     seen_lines: dict[str, int | None] = field(default_factory=dict)
     #: Keys whose record was found but whose value (label, score) was rejected.
     bad_values: set[str] = field(default_factory=set)
+    #: The key each record names, whether or not it belongs to the split.
+    named_keys: list[str] = field(default_factory=list)
 
 
 def _wrong_track_hint(track: str, record: Mapping[str, Any]) -> str | None:
@@ -494,6 +501,9 @@ def _read_record(
     if not isinstance(record, dict):
         problems.add(f"expected a JSON object, got {type(record).__name__}", line)
         return
+    named = natural_key(record)
+    if named is not None:
+        parsed.named_keys.append(printable(named))
     if _reject_bad_text(record, line, problems):
         key = natural_key(record)
         if key in gold.index and key not in parsed.seen_lines:
@@ -645,7 +655,7 @@ def parse_predictions(
     for line, record in entries:
         _read_record(gold, line, record, parsed, problems)
     _check_complete(gold, parsed, problems)
-    problems.raise_if_any()
+    problems.raise_if_any(tuple(parsed.named_keys))
     return _aligned(gold, parsed, layout)
 
 
@@ -684,3 +694,51 @@ def _aligned(gold: GoldSplit, parsed: _Parsed, layout: str) -> Predictions:
     else:
         labels = scores >= 0.5  # A score-only file is labelled at the natural threshold.
     return Predictions(gold.track, gold.split, layout, labels=labels, scores=scores, keys=keys)
+
+
+# --- which split a file was written for ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SplitMatch:
+    """How many of a file's distinct keys belong to one gold track and split."""
+
+    track: str
+    split: str
+    matched: int
+
+
+def match_splits(keys: Iterable[str], gold_set: GoldSet) -> list[SplitMatch]:
+    """Every (track, split) of the gold set holding some of the keys, most matched first."""
+    distinct = set(keys)
+    matches = [
+        SplitMatch(track, split, len(distinct & gold_set.get(track, split).index.keys()))
+        for track, split in gold_set.available()
+    ]
+    return sorted((m for m in matches if m.matched), key=lambda m: -m.matched)
+
+
+def wrong_split_hint(
+    keys: Iterable[str], gold_set: GoldSet, track: str, split: str
+) -> str | None:
+    """One line to lead a rejection with when the keys belong to another track or split.
+
+    E.g. "none of these keys belong to geo/dev; they match temp/dev". None when the keys
+    belong where they were sent, or when no other split fits them better.
+    """
+    distinct = set(keys)
+    if not distinct:
+        return None
+    here = len(distinct & gold_set.get(track, split).index.keys())
+    elsewhere = [m for m in match_splits(distinct, gold_set) if (m.track, m.split) != (track, split)]
+    best = elsewhere[0].matched if elsewhere else 0
+    if here == len(distinct) or (here and best <= here):
+        return None
+    lead = (f"none of these keys belong to {track}/{split}" if here == 0 else
+            f"{len(distinct) - here} of these {len(distinct)} keys do not belong to {track}/{split}")
+    if not best:
+        return f"{lead}, nor to any other track and split"
+    names = " and ".join(f"{m.track}/{m.split}" for m in elsewhere if m.matched == best)
+    if best == len(distinct):
+        return f"{lead}; they match {names}"
+    return f"{lead}; {best} of them match {names}"
