@@ -209,7 +209,7 @@ def groups_of(board: Board) -> dict[int, str]:
 
 
 @bp.app_template_global()
-def submission_figures(submission: Submission, score: Score) -> list[dict[str, str]]:
+def submission_figures(submission: Submission, score: Score) -> list[dict[str, Any]]:
     """The figures a submission page shows: title, alt text and image URLs."""
     figures = []
     for kind, track in SUBMISSION_PLOTS.items():
@@ -222,19 +222,29 @@ def submission_figures(submission: Submission, score: Score) -> list[dict[str, s
 
 
 @bp.app_template_global()
-def board_figures(board: Board) -> list[dict[str, str]]:
-    """The figures a leaderboard page shows: the top entries and the state of the art."""
+def board_figures(board: Board) -> list[dict[str, Any]]:
+    """The figures a leaderboard page shows: the top entries and the state of the art.
+
+    An empty board shows one sentence instead of empty charts, and the state of the art
+    a sentence until entries were published on two different days.
+    """
     q = board.query
     args = {"split": q.split, **({"version": q.version} if q.version else {})}
     version = board_version(q)
-    specs = [("top", plots.top_plot(q.track, q.split, version.id, DEFAULT_TOP)),
-             ("sota", plots.sota_plot(q.track, q.split, version.id))]
+    top = plots.top_plot(q.track, q.split, version.id, DEFAULT_TOP)
+    if top.note:
+        return [{"note": top.note}]
+    specs = [("top", top), ("sota", plots.sota_plot(q.track, q.split, version.id))]
     return [figure(spec, "insight.board_plot", track=q.track, kind=kind, **args)
             for kind, spec in specs]
 
 
-def figure(spec: plots.PlotSpec, endpoint: str, **values: Any) -> dict[str, str]:
-    """Title, alt text and PNG/SVG URLs of a plot."""
-    return {"title": spec.title, "alt": spec.alt,
+def figure(spec: plots.PlotSpec, endpoint: str, **values: Any) -> dict[str, Any]:
+    """Title, alt text, the data table, size and PNG/SVG URLs of a plot (or its note)."""
+    if spec.note:
+        return {"note": spec.note}
+    width, height = (round(side * 100) for side in spec.size)
+    return {"title": spec.title, "alt": spec.alt, "table": spec.table,
+            "width": width, "height": height,
             "png": url_for(endpoint, fmt="png", **values),
             "svg": url_for(endpoint, fmt="svg", **values)}

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import csv
 import io
+from typing import Any
 
 from flask import Blueprint, Response, abort, current_app, render_template, request, url_for
 
 from benchmark import SPLITS, TRACK_INFO, TRACKS
 
 from .models import ModelType
+from .services import gold_store
 from .services.gold_store import GoldUnavailable
 from .services.leaderboards import (
     TEXT_COLUMNS,
@@ -22,6 +24,12 @@ from .services.leaderboards import (
 )
 
 bp = Blueprint("leaderboards", __name__, url_prefix="/leaderboards")
+#: Partition sizes of the paper's tables where they differ from the release's partitions
+#: (the paper rows on a board were computed on these; live entries on the release's).
+PAPER_PARTITION_SIZES: dict[tuple[str, str], dict[str, int]] = {
+    ("temp", "test"): {"sampled": 1472, "start": 923},
+    ("geo", "test"): {"common": 265, "us": 42},
+}
 QUERY_KEYS = ("split", "sort", "order", "hide_baselines", "model_type", "fine_tuned", "page",
               "per_page", "version")
 
@@ -51,7 +59,22 @@ def show(track: str) -> str:
     board = board_from_request(track)
     return render_template("leaderboards/show.html", board=board, info=TRACK_INFO[track],
                            label=column_label, splits=SPLITS, model_types=list(ModelType),
-                           args=board_args(), sort_url=sort_url)
+                           args=board_args(), sort_url=sort_url, notes=paper_notes(board))
+
+
+def paper_notes(board: Board) -> dict[str, Any]:
+    """The footnote on paper rows: partition sizes that differ, and rows without a rank."""
+    paper = [e for e in board.entries if e["reported"]]
+    if not paper:
+        return {"paper": False}
+    q = board.query
+    sizes = PAPER_PARTITION_SIZES.get((q.track, q.split), {})
+    masks = gold_store.get_split(q.track, q.split).partition_masks if sizes else {}
+    counts = [{"label": column_label(f"em_{name}"), "paper": size,
+               "release": int(masks[name].sum())}
+              for name, size in sizes.items() if name in masks]
+    unranked = sum(1 for e in paper if e["metrics"].get(board.primary) is None)
+    return {"paper": True, "counts": counts, "unranked": unranked}
 
 
 def board_args() -> dict[str, str]:

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
 #: Bump when the drawing code changes, so cached images are redrawn.
-STYLE_VERSION = 2
+STYLE_VERSION = 3
 FORMATS = {"png": "image/png", "svg": "image/svg+xml"}
 #: Every bin of context years has at least this many examples, on every split: fewer make
 #: a point swing between 0 and 100, and on the hidden test split they would reveal how a

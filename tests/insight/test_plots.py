@@ -94,11 +94,13 @@ def test_a_new_submission_refreshes_the_cached_plots(seeded: dict[str, Any],
 
 def test_pages_show_plots_with_alt_text(seeded: dict[str, Any]) -> None:
     client: FlaskClient = seeded["client"]
-    pages = [f"/submissions/{seeded['ids']['strong-test']}", "/leaderboards/temp?split=test"]
-    for url in pages:
+    # The seeded entries were all published today: the board shows the top entries, and a
+    # sentence instead of a state-of-the-art chart with a single date.
+    pages = {f"/submissions/{seeded['ids']['strong-test']}": 2, "/leaderboards/temp?split=test": 1}
+    for url, count in pages.items():
         html = client.get(url).get_data(as_text=True)
         images = re.findall(r'<img src="([^"]+)" alt="([^"]+)"', html)
-        assert len(images) >= 2, url
+        assert len(images) == count, url
         for src, alt in images:
             assert len(alt) > 30
             assert_image(client.get(src.replace("&amp;", "&")), "png")
