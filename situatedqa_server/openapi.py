@@ -17,7 +17,7 @@ from .converters import MAX_ID
 from .errors import ApiError
 from .models import ModelType
 from .services.gold_store import GoldUnavailable
-from .services.leaderboards import MAX_PER_PAGE, TEXT_COLUMNS, columns_of
+from .services.leaderboards import MAX_PAGE, MAX_PER_PAGE, TEXT_COLUMNS, columns_of
 
 bp = Blueprint("openapi", __name__)
 API = "/api/v1"
@@ -290,7 +290,7 @@ def board_parameters(track: str) -> list[dict[str, Any]]:
               "Only this model type."),
         query("fine_tuned", {"type": "string", "enum": ["yes", "no"]},
               "Only fine-tuned (yes) or not (no) systems."),
-        query("page", {"type": "integer", "minimum": 1, "maximum": 1_000_000, "default": 1},
+        query("page", {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "default": 1},
               "Page number."),
         query("per_page", {"type": "integer", "minimum": 1, "maximum": MAX_PER_PAGE},
               "Entries per page."),

@@ -25,6 +25,8 @@ from ..models import GoldVersion, ModelType, ReportedEntry, Score, Submission, T
 from . import gold_store, versions
 
 MAX_PER_PAGE = 1000
+#: The last page number accepted: a larger one would overflow the database's OFFSET.
+MAX_PAGE = 1_000_000
 TEXT_COLUMNS = ("method_name", "team", "submitted_at")
 
 
@@ -224,6 +226,8 @@ def parse_board_query(track: str, args: Any, per_page_default: int) -> BoardQuer
         raise BadBoardQuery(f"unknown model type {model_type!r}")
     fine_tuned = {"yes": True, "no": False, "": None}.get(args.get("fine_tuned", ""), None)
     page = args.get("page", 1, type=int) or 1
+    if page > MAX_PAGE:
+        raise BadBoardQuery(f"the page must be between 1 and {MAX_PAGE}")
     per_page = args.get("per_page", per_page_default, type=int) or per_page_default
     return BoardQuery(
         track=track, split=split, sort=sort, ascending=args.get("order") == "asc",

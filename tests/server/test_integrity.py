@@ -149,6 +149,15 @@ def test_parameter_count_out_of_range_is_a_clear_400(app: Flask, client: FlaskCl
         "parameter_count"] == 1_500_000_000
 
 
+def test_huge_page_numbers_are_a_clear_400(client: FlaskClient) -> None:
+    for url in ("/leaderboards/geo?page=99999999999999999999",
+                "/leaderboards/geo.csv?page=99999999999999999999"):
+        response = client.get(url)
+        assert response.status_code == 400 and b"1000000" in response.data, url
+    assert_error(client.get("/api/v1/leaderboards/geo?page=99999999999999999999"), 400,
+                 "invalid_query", "page")
+
+
 # --- 5. sessions end on logout and password change ------------------------------------------
 
 def _copy_session(app: Flask, source: FlaskClient) -> FlaskClient:
