@@ -240,10 +240,10 @@ def lock_versions(*, shared: bool) -> None:
 
 def rescoring_versions(active: GoldVersion) -> list[GoldVersion]:
     """Versions with an unfinished rescore job (besides the active one)."""
-    return list(db.session.scalars(select(GoldVersion).join(
-        Job, Job.gold_version_id == GoldVersion.id).where(
-        rescore_jobs(), Job.status.in_([JobStatus.QUEUED.value, JobStatus.RUNNING.value]),
-        GoldVersion.id != active.id).distinct()))
+    busy = select(Job.gold_version_id).where(
+        rescore_jobs(), Job.status.in_([JobStatus.QUEUED.value, JobStatus.RUNNING.value]))
+    return list(db.session.scalars(select(GoldVersion).where(
+        GoldVersion.id.in_(busy), GoldVersion.id != active.id).order_by(GoldVersion.id)))
 
 
 def upload_scores(submission: Submission, predictions: Predictions, inputs: GoldSplit,
