@@ -1,0 +1,323 @@
+"""The fast parse path (benchmark/fastparse.py) against the exact parser and a plain reference.
+
+* Random gold splits and prediction files in every format: the project's metrics equal those
+  of a reference written here in plain Python (stdlib parsing, the SQuAD normalization
+  written out step by step, EM as `in` over the gold list).
+* Random damage to well-formed files: whenever the fast path accepts a file, the exact
+  parser accepts it with the same answers; the two always agree on the outcome.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import random
+import re
+import string
+import unicodedata
+from typing import Any
+
+import pytest
+from bm_helpers import curprev_example, geo_example, present_example, temp_example
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from benchmark import Example, GoldSplit, ValidationError, parse_predictions, score
+from benchmark.fastparse import fast_answers
+from benchmark.tracks import track_info
+
+SETTINGS = settings(max_examples=150, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+# Text that exercises every normalization step: case, ASCII and other punctuation, articles,
+# accents (NFC and NFD), odd white space, characters beyond the BMP.
+PIECES = ["the", "The", "a", "an", "A", "theatre", "Paris", "U.S.A.", "Jay-Z", "Jay\u2013Z",
+          "Beyonc\u00e9", "Beyonce\u0301", "\u00c9cole", "caf\u00e9", "\u00df", "\u03a3\u03b1",
+          "1,000", "(1999)", "'s", "\t", "\u00a0", "\u2028", " ", "  ", "\U0001f600", "x",
+          "\u0130", "I", "\"", "\\", "{", ":", " :", "na\u00efve"]
+texts = st.lists(st.sampled_from(PIECES), max_size=5).map("".join)
+DATE_TYPES = ["orig", "start", "sampled_year", "sampled_date"]
+LOCATIONS = ["India", "united states", "Peru", "USA", "Paris", "new york city"]
+
+
+@st.composite
+def gold_splits(draw: st.DrawFn) -> GoldSplit:
+    """A small gold split of a QA track with answers drawn from PIECES."""
+    track = draw(st.sampled_from(["temp", "geo", "present", "curprev"]))
+    size = draw(st.integers(1, 7))
+    examples: list[Example] = []
+    for i in range(size):
+        answers = tuple(draw(st.lists(texts, min_size=1, max_size=3)))
+        others = tuple(draw(st.lists(texts, max_size=2)))
+        if track == "temp":
+            date_type = draw(st.sampled_from(DATE_TYPES))
+            examples.append(temp_example(i + 1, str(1990 + i), date_type, answers,
+                                         answers + others))
+        elif track == "geo":
+            examples.append(geo_example(i + 1, draw(st.sampled_from(LOCATIONS)), answers,
+                                        answers + others))
+        elif track == "present":
+            examples.append(present_example(i + 1, draw(st.sampled_from(["stable", "updated"])),
+                                            answers))
+        else:
+            examples.append(curprev_example(i // 2 + 1, ("current", "previous")[i % 2], answers,
+                                            others))
+    return GoldSplit(track, "test", examples)
+
+
+def official_record(gold: GoldSplit, example: Example, prediction: str,
+                    with_gold_fields: bool) -> dict[str, Any]:
+    """The dataset's record of an example (gold fields optional) with its prediction."""
+    record: dict[str, Any] = {"id": example.id}
+    if with_gold_fields and gold.track in ("temp", "geo"):
+        record.update(question=example.question, edited_question=example.question,
+                      answer=list(example.answers), any_answer=list(example.any_answers))
+    record.update(example.context)
+    record["pred_answer"] = prediction
+    return record
+
+
+FORMATS = ["official", "official-bare", "compact", "map", "map-indented", "list", "csv"]
+
+
+def write_file(gold: GoldSplit, predictions: list[str], fmt: str, order: list[int],
+               ensure_ascii: bool, newline: str) -> bytes:
+    """The predictions (in gold order) as a file of the given format, records in `order`."""
+    examples = gold.examples
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator=newline)
+        writer.writerow(["key", "prediction"])
+        writer.writerows([examples[i].key, predictions[i]] for i in order)
+        return out.getvalue().encode()
+    if fmt.startswith("map"):
+        mapping = {examples[i].key: predictions[i] for i in order}
+        indent = 2 if fmt == "map-indented" else None
+        return json.dumps(mapping, ensure_ascii=ensure_ascii, indent=indent).encode()
+    if fmt == "compact" or fmt == "list":
+        records = [{"key": examples[i].key, "prediction": predictions[i]} for i in order]
+    else:
+        records = [official_record(gold, examples[i], predictions[i], fmt == "official")
+                   for i in order]
+    if fmt == "list":
+        return json.dumps(records, ensure_ascii=ensure_ascii).encode()
+    return "".join(json.dumps(r, ensure_ascii=ensure_ascii) + newline for r in records).encode()
+
+
+# --- the reference: what the published evaluation intends, in plain Python ----------------
+
+
+def reference_normalize(text: str) -> str:
+    """The SQuAD script's normalization (after NFD, as the paper's code does), step by step."""
+    text = unicodedata.normalize("NFD", text)
+    text = text.lower()
+    exclude = set(string.punctuation)
+    text = "".join(ch for ch in text if ch not in exclude)
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    return " ".join(text.split())
+
+
+def reference_read(data: bytes, fmt: str) -> dict[str, str]:
+    """{key: prediction} of a file written by write_file, read with the standard library."""
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    text = data.decode("utf-8-sig")
+    if fmt == "csv":
+        return {row[0]: row[1] for row in list(csv.reader(io.StringIO(text, newline="")))[1:]}
+    if fmt.startswith("map"):
+        return dict(json.loads(text))
+    if fmt == "list":
+        return {r["key"]: r["prediction"] for r in json.loads(text)}
+    records = [json.loads(line) for line in text.split("\n") if line.strip()]
+    if fmt == "compact":
+        return {r["key"]: r["prediction"] for r in records}
+    keys = {"temp": lambda r: f"{r['id']}|{r['date']}|{r['date_type']}",
+            "geo": lambda r: f"{r['id']}|{r['location']}",
+            "curprev": lambda r: f"{r['id']}|{r['which']}",
+            "present": lambda r: str(r["id"])}
+    track = ("temp" if "date" in records[0] else "geo" if "location" in records[0]
+             else "curprev" if "which" in records[0] else "present")
+    return {keys[track](r): r["pred_answer"] for r in records}
+
+
+def reference_metrics(gold: GoldSplit, predictions: dict[str, str]) -> dict[str, float | None]:
+    """Every metric of the track: EM = the normalized prediction is in the normalized gold."""
+    def em(example: Example, answers: tuple[str, ...]) -> int:
+        prediction = reference_normalize(predictions[example.key])
+        return int(prediction in [reference_normalize(a) for a in answers])
+
+    metrics: dict[str, float | None] = {}
+    for name in track_info(gold.track).metrics:
+        if name == "em_any":
+            values = [em(e, e.any_answers or e.answers) for e in gold.examples]
+        else:
+            partition = name.removeprefix("em_")
+            values = [em(e, e.answers) for e in gold.examples
+                      if name == "em" or partition in e.partitions]
+        metrics[name] = 100.0 * sum(values) / len(values) if values else None
+    return metrics
+
+
+@st.composite
+def prediction_files(draw: st.DrawFn) -> tuple[GoldSplit, str, bytes, list[str]]:
+    """A gold split, a format, a complete prediction file of it and the predictions."""
+    gold = draw(gold_splits())
+    predictions = []
+    for example in gold.examples:
+        kind = draw(st.sampled_from(["gold", "any", "other"]))
+        pool = {"gold": example.answers, "any": example.any_answers}.get(kind)
+        predictions.append(draw(st.sampled_from(pool)) if pool else draw(texts))
+    fmt = draw(st.sampled_from(FORMATS))
+    order = list(range(len(gold)))
+    if draw(st.booleans()):
+        order = draw(st.permutations(order))
+    data = write_file(gold, predictions, fmt, order, draw(st.booleans()),
+                      draw(st.sampled_from(["\n", "\n", "\r\n"])))
+    if draw(st.booleans()):
+        data = b"\xef\xbb\xbf" + data
+    if draw(st.booleans()):
+        data = gzip.compress(data, mtime=0)
+    return gold, fmt, data, predictions
+
+
+@SETTINGS
+@given(case=prediction_files())
+def test_metrics_equal_the_plain_reference(case: tuple[GoldSplit, str, bytes, list[str]]) -> None:
+    gold, fmt, data, predictions = case
+    parsed = parse_predictions(data, gold)
+    assert list(parsed.answers or ()) == predictions
+    assert reference_read(data, fmt) == {e.key: p for e, p in zip(gold, predictions, strict=True)}
+    result = score(gold, parsed, resamples=0)
+    assert result.metrics == reference_metrics(gold, reference_read(data, fmt))
+
+
+@SETTINGS
+@given(case=prediction_files())
+def test_fast_and_exact_parsers_agree(case: tuple[GoldSplit, str, bytes, list[str]]) -> None:
+    gold, fmt, data, predictions = case
+    fast = parse_predictions(data, gold)
+    exact = parse_predictions(data, gold, fast=False)
+    assert (fast.answers, fast.format, fast.keys) == (exact.answers, exact.format, exact.keys)
+    assert score(gold, fast, resamples=30).ci == score(gold, exact, resamples=30).ci
+    raw = gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+    # The fast path takes every well-formed JSON Lines file whose strings hold no ':', '{' or
+    # '"' (which could hide a repeated field): it is really exercised here.
+    strings = "".join(predictions) + "".join(a for e in gold for a in e.any_answers)
+    if fmt in ("official", "official-bare", "compact") and not set(strings) & set(':{"'):
+        assert fast_answers(raw, gold) is not None
+
+
+# --- damaged files: the fast path never accepts what the exact parser rejects --------------
+
+
+def _insert_after_brace(line: str, text: str) -> str:
+    return line.replace("{", "{" + text, 1)
+
+
+MUTATIONS = {
+    "repeated answer field": lambda ls, i: _insert_after_brace(ls[i], '"pred_answer": "zz", '),
+    "repeated compact field": lambda ls, i: _insert_after_brace(ls[i], '"prediction": "zz", '),
+    "repeated key field": lambda ls, i: _insert_after_brace(ls[i], '"key": "1|x", '),
+    "repeated gold field": lambda ls, i: _insert_after_brace(ls[i], '"question": "q", '),
+    "repeated id": lambda ls, i: _insert_after_brace(ls[i], '"id": 999, '),
+    "unknown field": lambda ls, i: _insert_after_brace(ls[i], '"extra": 1, '),
+    "space before colon": lambda ls, i: ls[i].replace('":', '" :', 1),
+    "repeated field, space before colon": lambda ls, i: _insert_after_brace(
+        ls[i], '"pred_answer" :"zz", '),
+    "repeated compact field, tab before colon": lambda ls, i: _insert_after_brace(
+        ls[i], '"prediction"\t: "zz", '),
+    "escaped colon": lambda ls, i: ls[i].replace(':', '\\u003a', 2).replace('\\u003a', ':', 1),
+    "nul escape": lambda ls, i: ls[i].replace('"zz', '"\\u0000'),
+    "lone surrogate": lambda ls, i: ls[i].replace('"zz', '"\\ud800'),
+    "surrogate pair": lambda ls, i: ls[i].replace('"zz', '"\\ud83d\\ude00'),
+    "nested object": lambda ls, i: ls[i].replace('"answer": [', '"answer": [{"a": 1, "a": 2}, '),
+    "two records on a line": lambda ls, i: ls[i] + " " + ls[(i + 1) % len(ls)],
+    "record over two lines": lambda ls, i: ls[i].replace(", ", ",\n", 1),
+    "raw tab in a string": lambda ls, i: ls[i].replace('"zz', '"\tzz'),
+    "id as a string": lambda ls, i: re.sub(r'"id": (-?\d+)', r'"id": "\1"', ls[i]),
+    "id as a bool": lambda ls, i: re.sub(r'"id": (-?\d+)', '"id": true', ls[i]),
+    "id as a float": lambda ls, i: re.sub(r'"id": (-?\d+)', r'"id": \1.0', ls[i]),
+    "unknown key": lambda ls, i: ls[i].replace('"key": "', '"key": "0', 1),
+    "blank line": lambda ls, i: ls[i] + "\n",
+    "CRLF": lambda ls, i: ls[i] + "\r",
+    "trailing comma": lambda ls, i: ls[i] + ",",
+    "top-level list": lambda ls, i: "[" + ls[i] + "]",
+    "non-ASCII": lambda ls, i: ls[i].replace('"zz', '"\u00e9\u20ac'),
+}
+
+
+def _rarely(data: st.DataObject) -> bool:
+    return data.draw(st.integers(0, 5)) == 0
+
+
+@settings(SETTINGS, max_examples=400)
+@given(gold=gold_splits(), compact=st.booleans(), data=st.data(),
+       mutations=st.lists(st.sampled_from(sorted(MUTATIONS)), min_size=1, max_size=2))
+def test_fast_path_accepts_only_what_the_exact_parser_accepts(
+        gold: GoldSplit, compact: bool, data: st.DataObject, mutations: list[str]) -> None:
+    predictions = ["zz" + str(i) for i in range(len(gold))]
+    fmt = "compact" if compact else "official"
+    lines = write_file(gold, predictions, fmt, list(range(len(gold))), True, "\n").decode()
+    lines_list = lines.rstrip("\n").split("\n")
+    extra: list[str] = []
+    for name in mutations:
+        i = data.draw(st.integers(0, len(lines_list) - 1))
+        lines_list[i] = MUTATIONS[name](lines_list, i)
+        if _rarely(data):
+            extra.append(lines_list[i])  # the damaged record once more, as a duplicate
+    if _rarely(data) and len(lines_list) > 1:
+        del lines_list[data.draw(st.integers(0, len(lines_list) - 1))]
+    raw = ("\n".join(lines_list + extra) + "\n").encode("utf-8")
+    if _rarely(data):
+        position = data.draw(st.integers(0, len(raw) - 1))
+        raw = raw[:position] + b"\xff" + raw[position:]  # an invalid UTF-8 byte somewhere
+    check_agreement(raw, gold)
+
+
+def check_agreement(raw: bytes, gold: GoldSplit) -> None:
+    """Whatever the fast path accepts, the exact parser accepts alike; both always agree."""
+    quick = fast_answers(raw, gold)
+    try:
+        exact = parse_predictions(raw, gold, fast=False)
+    except ValidationError as error:
+        assert quick is None, f"fast path accepted a file the exact parser rejects: {error}"
+        try:
+            parse_predictions(raw, gold)
+        except ValidationError as default_error:
+            assert default_error.problems == error.problems
+        else:
+            raise AssertionError("the default parser accepted a rejected file")
+        return
+    if quick is not None:
+        assert quick == (exact.format, exact.answers)
+    assert parse_predictions(raw, gold).answers == exact.answers
+
+
+THREE = GoldSplit("temp", "test", [temp_example(1, "2019", "orig", ("a",)),
+                                   temp_example(2, "2010", "start", ("b",)),
+                                   temp_example(3, "2001", "sampled_year", ("c",))])
+
+
+@pytest.mark.parametrize("fmt", ["official", "compact"])
+@pytest.mark.parametrize("mutation", sorted(MUTATIONS))
+def test_each_damage_alone(mutation: str, fmt: str) -> None:
+    lines = write_file(THREE, ["zz0", "zz1", "zz2"], fmt, [0, 1, 2], True, "\n").decode()
+    lines_list = lines.rstrip("\n").split("\n")
+    lines_list[1] = MUTATIONS[mutation](lines_list, 1)
+    check_agreement(("\n".join(lines_list) + "\n").encode(), THREE)
+
+
+def test_fast_path_takes_the_official_and_compact_files(release_gold: Any) -> None:
+    gold = release_gold.get("temp", "test")
+    rng = random.Random(7)
+    order = list(range(len(gold)))
+    rng.shuffle(order)
+    predictions = [e.answers[0] for e in gold.examples]
+    for fmt in ("official", "official-bare", "compact"):
+        data = write_file(gold, predictions, fmt, order, False, "\n")
+        quick = fast_answers(data, gold)
+        assert quick is not None, fmt
+        assert quick == ("jsonl", tuple(predictions))
+        assert parse_predictions(data, gold, fast=False).answers == quick[1]
