@@ -12,7 +12,7 @@ from flask import Flask
 from benchmark import GoldSet
 from situatedqa_server.extensions import db
 from situatedqa_server.models import Score, Submission, User, Visibility, utcnow
-from situatedqa_server.services import accounts, gold_store
+from situatedqa_server.services import accounts, blobs, gold_store
 from tests.server.conftest import (  # noqa: F401  (pytest finds fixtures by name)
     PASSWORD,
     TEST_CONFIG,
@@ -49,7 +49,8 @@ def add_scored(user: User, track: str, split: str, outcomes: np.ndarray, *,
     """A submission with a hand-made score row (outcome codes as stored), committed."""
     now = utcnow() - timedelta(minutes=minutes_ago)
     submission = Submission(
-        user_id=user.id, team_id=user.team_id, track=track, split=split, file_sha256="0" * 64,
+        user_id=user.id, team_id=user.team_id, track=track, split=split,
+        file_sha256=blobs.put(b"hand-made score: no file behind it\n"),
         filename="hand.jsonl", format="jsonl", method_name=name, created_at=now,
         visibility=(Visibility.PUBLIC if public else Visibility.PRIVATE).value,
         published_at=now if public else None)

@@ -14,7 +14,9 @@ from benchmark import TRACKS, GoldSet
 from situatedqa_server.extensions import db
 from situatedqa_server.models import ApiToken, utcnow
 
-from .conftest import api_upload, make_app, new_token, prediction_file, register
+from situatedqa_server import create_app
+
+from .conftest import TEST_CONFIG, api_upload, make_app, new_token, prediction_file, register
 
 
 def documented(app: Flask) -> set[tuple[str, str]]:
@@ -101,7 +103,6 @@ def test_every_error_path_has_one_shape(database: dict[str, Any], gold_dir: Path
 
 def test_missing_gold_is_503_in_the_shape(database: dict[str, Any], gold_dir: Path,
                                           tmp_path: Path) -> None:
-    app = make_app(database, gold_dir, tmp_path)
-    app.config["GOLD_DIR"] = str(tmp_path / "no-gold")
+    app = create_app({**TEST_CONFIG, **database})  # no gold imported into this database
     assert_error_shape(app.test_client().get("/api/v1/leaderboards/temp-id"), 503,
                        "gold_unavailable")

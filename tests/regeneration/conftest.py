@@ -13,7 +13,9 @@ from flask.testing import FlaskCliRunner
 from sqlalchemy import select
 
 from situatedqa_server.extensions import db
-from situatedqa_server.models import AuditLog, ReportedEntry, Score, Submission
+from situatedqa_server.models import (
+    AuditLog, GoldVersion, ReportedEntry, Score, StoredFile, Submission,
+)
 from tests.server.conftest import (  # noqa: F401  (pytest finds fixtures by name)
     api_upload,
     database,
@@ -64,8 +66,8 @@ def database_state(app: Flask) -> dict[str, Any]:
                 ReportedEntry.id, ReportedEntry.source, ReportedEntry.metrics)
                 .order_by(ReportedEntry.id)).all(),
             "audit": db.session.scalars(select(AuditLog.id).order_by(AuditLog.id)).all(),
-            "files": sorted(p.name for p in Path(app.config["SUBMISSIONS_DIR"]).rglob("*")
-                            if p.is_file()),
+            "files": sorted(db.session.scalars(select(StoredFile.sha256).where(
+                StoredFile.sha256.not_in(select(GoldVersion.gold_sha256))))),
         }
 
 

@@ -14,6 +14,7 @@ from sqlalchemy import inspect, select
 from situatedqa_server import create_app
 from situatedqa_server.extensions import db
 from situatedqa_server.models import GoldVersion, Score, Submission, User
+from situatedqa_server.services import blobs, gold_store
 
 from .conftest import PASSWORD, TEST_CONFIG, api_upload
 
@@ -21,8 +22,8 @@ from .conftest import PASSWORD, TEST_CONFIG, api_upload
 def test_db_upgrade_gold_import_users_and_tokens(tmp_path: Path, release_dir: Path,
                                                  release_gold: GoldSet) -> None:
     app = create_app({**TEST_CONFIG, "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path}/e.db",
-                      "GOLD_DIR": str(tmp_path / "gold"), "SITUATEDQA_DATA": str(release_dir),
-                      "SUBMISSIONS_DIR": str(tmp_path / "subs")})
+                      "INSTANCE_DIR": str(tmp_path / "instance"),
+                      "SITUATEDQA_DATA": str(release_dir)})
     runner = app.test_cli_runner()
     result = runner.invoke(args=["db", "upgrade"])
     assert result.exit_code == 0, result.output
@@ -30,7 +31,12 @@ def test_db_upgrade_gold_import_users_and_tokens(tmp_path: Path, release_dir: Pa
         assert "submission" in inspect(db.engine).get_table_names()
     result = runner.invoke(args=["gold", "import"])
     assert result.exit_code == 0, result.output
-    assert (tmp_path / "gold" / "temp.test.jsonl").is_file()
+    with app.app_context():  # the gold lives in the database, not in a folder
+        version = db.session.scalars(select(GoldVersion)).one()
+        assert blobs.exists(version.gold_sha256)
+        assert len(gold_store.get_gold().get("temp", "test")) == len(
+            release_gold.get("temp", "test"))
+    assert not (tmp_path / "instance" / "gold").exists()
     result = runner.invoke(args=["gold", "import", "--from", str(tmp_path / "nowhere")])
     assert result.exit_code == 1 and "missing" in result.output
     with app.app_context():
@@ -108,9 +114,40 @@ def test_reported_entries_import(app: Flask, runner: FlaskCliRunner, tmp_path: P
 def test_setup_is_idempotent(database: dict[str, Any], tmp_path: Path,
                              release_dir: Path) -> None:
     app = create_app({**TEST_CONFIG, "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path}/s.db",
-                      "GOLD_DIR": str(tmp_path / "gold"), "SITUATEDQA_DATA": str(release_dir)})
+                      "INSTANCE_DIR": str(tmp_path / "instance"),
+                      "SITUATEDQA_DATA": str(release_dir)})
     runner = app.test_cli_runner()
     first = runner.invoke(args=["setup"])
     assert first.exit_code == 0, first.output
     second = runner.invoke(args=["setup"])
     assert second.exit_code == 0 and "already imported" in second.output
+
+
+def test_a_reset_database_beside_an_old_deployments_folders(tmp_path: Path, release_dir: Path,
+                                                            release_gold: GoldSet) -> None:
+    """The old layout named version folders by database id; a fresh database reused them."""
+    instance = tmp_path / "instance"
+    for stale in ("gold/versions/2", "gold/versions/.tmp-0123abcd", "plot-cache"):
+        (instance / stale).mkdir(parents=True)
+        (instance / stale / "meta.json").write_text("{}")
+    app = create_app({**TEST_CONFIG, "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path}/r.db",
+                      "INSTANCE_DIR": str(instance), "SITUATEDQA_DATA": str(release_dir)})
+    runner = app.test_cli_runner()
+    for args in (["db", "upgrade"], ["gold", "import"],
+                 ["users", "create", "alice", "--email", "a@example.org", "--password",
+                  PASSWORD]):
+        result = runner.invoke(args=args)
+        assert result.exit_code == 0, result.output
+    dev = release_gold.get("temp", "dev")
+    update = tmp_path / "update.jsonl"
+    update.write_text(json.dumps({"track": "temp", "split": "dev", "key": dev.examples[0].key,
+                                  "action": "update", "answer": ["new"], "reason": "x"}) + "\n")
+    built = runner.invoke(args=["gold", "build", "--from-update", str(update), "--name", "v2",
+                                "--as-of", "2026-11-30"])
+    assert built.exit_code == 0, built.output
+    token = runner.invoke(args=["tokens", "create", "alice"]).output.strip().splitlines()[-1]
+    assert api_upload(app.test_client(), token, dev).status_code == 201
+    activated = runner.invoke(args=["gold", "activate", "v2"])
+    assert activated.exit_code == 0, activated.output
+    board = app.test_client().get("/api/v1/leaderboards/temp?split=dev").json
+    assert board["gold_version"] == "v2" and board["entries"] == []  # private upload
