@@ -293,3 +293,13 @@ def test_cli_fetch_from_altered_copy_fails(release_dir: Path, tmp_path: Path) ->
     assert result.exit_code != 0
     assert "id_data/geo.test.jsonl" in result.output
     assert not dest.exists()
+
+
+def test_score_leads_with_the_split_a_file_belongs_to(
+        cli: CliRunner, release_gold: GoldSet, tmp_path: Path) -> None:
+    file = _gold_file(release_gold, "temp", "dev", tmp_path / "temp-dev.jsonl")
+    result = cli.invoke(main, ["score", "--track", "geo", "--split", "dev", str(file)])
+    assert result.exit_code != 0
+    lines = result.output.splitlines()
+    assert lines[0] == f"{file}: none of these keys belong to geo/dev; they match temp/dev"
+    assert "unknown example for geo/dev" in lines[1]
