@@ -81,14 +81,16 @@ def _json_problems(value: Any, where: str = "body") -> dict[str, str]:
 
 
 def check_request() -> None:
-    """400 naming the field for a control character in any text input; 414 for long URLs."""
+    """400 naming the field for a control character in any text input (404 in the path);
+    414 for long URLs."""
     target = request.environ.get("RAW_URI") or request.environ.get("REQUEST_URI") or (
         request.full_path)
     if len(target) > MAX_URL_LENGTH:
         raise ApiError(414, "uri_too_long",
                        f"the URL is longer than the server's limit of {MAX_URL_LENGTH} characters")
     if problem := control_problem(request.path):
-        raise ApiError(400, "invalid_path", f"the URL path {problem}", {"fields": {"path": problem}})
+        # No route has such a path: "not found", naming the reason.
+        raise ApiError(404, "not_found", f"no such page: the URL path {problem}")
     if problems := _problems(request.args.lists()):
         raise ApiError(400, "invalid_query", _message("query parameter", problems),
                        {"fields": problems})

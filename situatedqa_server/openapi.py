@@ -25,6 +25,8 @@ JSON = "application/json"
 PAGE_PARAMETERS = ("split", "sort", "order", "hide_baselines", "model_type", "fine_tuned",
                    "page", "per_page", "version")
 YES_NO = ["1", "0", "yes", "no", "true", "false", "on", "off"]
+#: Text without the control characters every input refuses (see inputs.CONTROL).
+NO_CONTROLS = "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f]*$"
 
 
 def ref(name: str) -> dict[str, str]:
@@ -294,7 +296,7 @@ def board_parameters(track: str) -> list[dict[str, Any]]:
               "Page number."),
         query("per_page", {"type": "integer", "minimum": 1, "maximum": MAX_PER_PAGE},
               "Entries per page."),
-        query("version", {"type": "string", "maxLength": 80},
+        query("version", {"type": "string", "maxLength": 80, "pattern": NO_CONTROLS},
               "A published gold version's name (absent or empty: the active one); "
               "unknown: 404."),
     ]

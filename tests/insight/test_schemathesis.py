@@ -20,7 +20,7 @@ MAX_EXAMPLES = 25
 #: scorer rejects with 400 invalid_file: the file's content is beyond what a schema says.
 CONFIG = """
 [generation]
-allow-x00 = false
+allow-x00 = true
 
 [[operations]]
 include-operation-id = "createSubmission"
