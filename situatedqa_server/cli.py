@@ -16,8 +16,8 @@ from benchmark import SPLITS, TRACK_INFO, TRACKS, GoldError, ValidationError
 from benchmark.release import DEFAULT_DOWNLOAD_DIR
 from benchmark.versions import Change, UpdateError
 
-from .extensions import db
 from . import tasks
+from .extensions import db
 from .models import (
     ApiToken,
     GoldVersion,

@@ -25,11 +25,11 @@ from wtforms.validators import DataRequired, Length, Optional
 from benchmark import SPLITS, TRACK_INFO
 from benchmark.versions import UpdateError
 
+from . import tasks
 from .auth import admin_required
 from .extensions import db
 from .forms import ActionForm
 from .models import GoldVersion, Submission
-from . import tasks
 from .services import gold_store, jobs, versions
 
 bp = Blueprint("versions", __name__)

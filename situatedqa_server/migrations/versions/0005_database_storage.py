@@ -14,7 +14,7 @@ Create Date: 2026-12-01 13:00:00
 import json
 import os
 import zlib
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -30,7 +30,7 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 def _now():
-    return datetime.now(timezone.utc).replace(tzinfo=None)
+    return datetime.now(UTC).replace(tzinfo=None)
 
 
 def _old_folders():
