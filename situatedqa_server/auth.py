@@ -40,14 +40,16 @@ SESSION_EXPIRED = "Your session expired; log in again."
 
 
 def login_required(view: Callable[..., Any]) -> Callable[..., Any]:
-    """Redirect anonymous visitors to the login page."""
+    """Redirect anonymous visitors to the login page, saying why (and keeping a posted form)."""
     @functools.wraps(view)
     def wrapped(**kwargs: Any) -> Any:
         if g.user is None:
-            if request.method == "POST":
+            if request.method == "POST":  # the session ended while the form was open
                 save_draft()
-            flash(SESSION_EXPIRED if request.method == "POST" else LOGIN_REASONS.get(
-                request.endpoint or "", "Log in to see this page."), "info")
+                flash(SESSION_EXPIRED, "error")
+            else:
+                flash(LOGIN_REASONS.get(request.endpoint or "", "Log in to see this page."),
+                      "info")
             return redirect(url_for("auth.login", next=request.path))
         return view(**kwargs)
     return wrapped

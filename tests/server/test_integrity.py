@@ -326,6 +326,23 @@ def test_upload_after_logout_elsewhere_keeps_what_was_typed(
     assert "planted" not in client.get("/submissions/new").get_data(as_text=True)
 
 
+def test_upload_after_logout_on_another_device_keeps_what_was_typed(
+        app: Flask, client: FlaskClient, release_gold: GoldSet) -> None:
+    register(client, "alice")
+    laptop = _copy_session(app, client)
+    token = csrf_token(laptop, "/submissions/new")
+    _logout(client)  # on another device: the laptop's session is void, its CSRF token is not
+    gold = release_gold.get("geo", "dev")
+    response = laptop.post("/submissions/new", data={
+        "csrf_token": token, "track": "geo", "split": "dev", "method_name": "laptop method",
+        "file": (io.BytesIO(prediction_file(gold)), "p.jsonl")},
+        content_type="multipart/form-data", follow_redirects=True)
+    assert "Your session expired; log in again." in response.get_data(as_text=True)
+    login_at(laptop, "/auth/login?next=/submissions/new")
+    assert 'value="laptop method"' in laptop.get("/submissions/new").get_data(as_text=True)
+    assert _count(app) == 0
+
+
 def login_at(client: FlaskClient, url: str) -> Any:
     """Log in as alice through the login form at url."""
     return client.post(url, data={"csrf_token": csrf_token(client, url), "username": "alice",
