@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from benchmark import Example, GoldSplit, ValidationError, parse_predictions, score
 from benchmark.fastparse import fast_answers
+from benchmark.normalize import normalize_answer, normalize_many
 from benchmark.tracks import track_info
 
 SETTINGS = settings(max_examples=150, deadline=None,
@@ -321,3 +322,11 @@ def test_fast_path_takes_the_official_and_compact_files(release_gold: Any) -> No
         assert quick is not None, fmt
         assert quick == ("jsonl", tuple(predictions))
         assert parse_predictions(data, gold, fast=False).answers == quick[1]
+
+
+@settings(SETTINGS, max_examples=500)
+@given(values=st.lists(st.text(max_size=30) | texts, max_size=8))
+def test_normalization_equals_the_plain_reference(values: list[str]) -> None:
+    expected = [reference_normalize(t) for t in values]
+    assert [normalize_answer(t) for t in values] == expected
+    assert normalize_many(values + values[:3]) == expected + expected[:3]
