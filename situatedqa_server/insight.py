@@ -9,17 +9,19 @@ from flask import (
     Response,
     abort,
     current_app,
+    g,
     render_template,
     request,
     url_for,
 )
-from sqlalchemy import select
+from sqlalchemy import or_, select
+from werkzeug.exceptions import NotFound
 
 from benchmark import TRACK_INFO
 
 from .extensions import db
-from .models import GoldVersion, Score, Submission
-from .services import diagnostics, exports, plots, ranking, scoring
+from .models import GoldVersion, Score, Submission, Team, Visibility
+from .services import diagnostics, exports, gold_store, plots, ranking, scoring
 from .services.gold_store import GoldUnavailable
 from .services.leaderboards import (
     BadBoardQuery,
@@ -37,6 +39,9 @@ EXAMPLES_PER_PAGE = 50
 DEFAULT_TOP = 5
 SUBMISSION_PLOTS = {"scores": None, "years": "temp", "groups": "geo"}
 BOARD_PLOTS = ("top", "sota")
+#: Largest submission id a URL may name (the id converter's bound: 2**31 - 1).
+MAX_ID = 2**31 - 1
+PICKER_LIMIT = 500
 
 
 def scored(submission_id: int) -> tuple[Submission, Score]:
@@ -112,22 +117,132 @@ def board_plot(track: str, kind: str, fmt: str) -> Response:
         abort(503, str(exc))
 
 
+class PickError(Exception):
+    """A compare parameter that names no submission the visitor may compare."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 @bp.get("/compare")
-def compare() -> tuple[str, int] | str:
-    """Paired differences of two visible submissions; on dev, the examples where they differ."""
-    a_id, b_id = request.args.get("a", type=int), request.args.get("b", type=int)
-    if a_id is None or b_id is None:
-        return render_template("insight/compare.html", result=None, a=None, b=None)
-    (a, score_a), (b, score_b) = scored(a_id), scored(b_id)
+def compare() -> tuple[str, int]:
+    """Paired differences of two visible submissions; off test, predictions beside the gold."""
+    (a, score_a), (b, score_b), problem = picked_pair()
+    if problem is not None:
+        return compare_page(a, b, problem=str(problem)), problem.status
+    if a is None or b is None or score_a is None or score_b is None:
+        return compare_page(a, b), 200
     try:
         result = diagnostics.compare_scores(a, score_a, b, score_b,
                                             current_app.config["BOOTSTRAP_RESAMPLES"])
     except diagnostics.NotComparable as exc:
-        return render_template("insight/compare.html", result=None, a=a, b=b,
-                               problem=str(exc)), 400
-    page, examples = paginate(result.examples)
-    return render_template("insight/compare.html", result=result, a=a, b=b,
-                           examples=examples, page=page, label=column_label)
+        return compare_page(a, b, problem=str(exc)), 400
+    filters = compare_filters()
+    rows = diagnostics.filter_compared(result.examples, filters["partition"],
+                                       filters["show"] == "differ")
+    page, examples = paginate(rows)
+    return compare_page(a, b, result=result, examples=examples, page=page, total=len(rows),
+                        filters=filters, partitions=partitions_of(result.examples),
+                        predictions=shown_predictions(a, b, examples)), 200
+
+
+Picked = tuple[Submission, Score] | tuple[None, None]
+
+
+def picked_pair() -> tuple[Picked, Picked, PickError | None]:
+    """A and B from the query string; a bad one is left empty and explained."""
+    pair: list[Picked] = []
+    problem = None
+    for name in ("a", "b"):
+        try:
+            pair.append(picked_submission(name) or (None, None))
+        except PickError as exc:
+            pair.append((None, None))
+            problem = problem or exc
+    return pair[0], pair[1], problem
+
+
+def picked_submission(name: str) -> tuple[Submission, Score] | None:
+    """The submission a compare parameter names (None when empty), with its active score."""
+    raw = request.args.get(name, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or int(raw) > MAX_ID:
+        raise PickError(f"{name.upper()}: {raw[:40]!r} is not a submission number; "
+                        "pick a submission from the list", 400)
+    try:
+        submission = viewable_submission(int(raw))
+    except NotFound:
+        raise PickError(f"{name.upper()}: there is no submission {int(raw)} that you may see "
+                        "(it does not exist, was deleted, or is private to another team)",
+                        404) from None
+    score = scoring.score_for(submission)
+    if score is None:
+        raise PickError(f"{name.upper()}: submission {submission.id} has no score against the "
+                        "active gold version yet", 409)
+    return submission, score
+
+
+def compare_filters() -> dict[str, str]:
+    """The example filters of the compare page: partition ('' = all) and show differ|all."""
+    show = request.args.get("show", "differ")
+    return {"partition": request.args.get("partition", ""),
+            "show": show if show in ("differ", "all") else "differ"}
+
+
+def partitions_of(rows: list[dict[str, Any]]) -> list[str]:
+    """The partitions the compared examples belong to, sorted."""
+    return sorted({p for r in rows for p in r["partitions"]})
+
+
+def shown_predictions(a: Submission, b: Submission,
+                      examples: list[dict[str, Any]]) -> dict[str, dict[str, Any] | None]:
+    """Predictions of A and B by key for the shown examples; None where they are not shown.
+
+    Off the test split only, and only for the visitor's own team, organizers and baselines:
+    the predictions of other teams stay theirs (their rows show right or wrong).
+    """
+    keys = {e["key"] for e in examples}
+    shown: dict[str, dict[str, Any] | None] = {}
+    for label, submission in (("a", a), ("b", b)):
+        mine = g.user is not None and (g.user.is_admin or g.user.team_id == submission.team_id)
+        if submission.split == diagnostics.HIDDEN_SPLIT or not (mine or submission.is_baseline):
+            shown[label] = None
+            continue
+        shown[label] = {r["key"]: r["prediction"] for r in scoring.example_rows(submission)
+                        if r["key"] in keys}
+    return shown
+
+
+def compare_page(a: Submission | None, b: Submission | None, **context: Any) -> str:
+    """The compare page: the picker (own and public submissions on A's board) and results."""
+    return render_template("insight/compare.html", a=a, b=b, label=column_label,
+                           choices=compare_choices(a), **context)
+
+
+def compare_choices(a: Submission | None) -> list[dict[str, Any]]:
+    """Picker options: the visitor's team's submissions and the public ones, by board.
+
+    With A chosen, only A's board (track and split); at most PICKER_LIMIT, best first.
+    """
+    visible = Submission.visibility == Visibility.PUBLIC.value
+    if g.user is not None:
+        visible = or_(visible, Submission.team_id == g.user.team_id)
+    query = (select(Submission, Score.primary_metric, Team.name).join(Score).join(Team).where(
+        Score.gold_version_id == gold_store.active_version().id, Submission.deleted_at.is_(None),
+        or_(Submission.hidden.is_(False), Submission.team_id == getattr(g.user, "team_id", -1)),
+        visible))
+    if a is not None:
+        query = query.where(Submission.track == a.track, Submission.split == a.split)
+    rows = db.session.execute(query.order_by(
+        Submission.track, Submission.split, Score.primary_metric.desc().nulls_last(),
+        Submission.id).limit(PICKER_LIMIT)).all()
+    return [{"id": s.id, "board": f"{s.track} / {s.split}",
+             "text": f"#{s.id} {s.method_name[:70]} ({team[:30]})"
+                     + (f" · {value:.1f}" if value is not None else "")
+                     + ("" if s.is_public else " · private")}
+            for s, value, team in rows]
 
 
 @bp.get("/submissions/<int:submission_id>/diagnostics")

@@ -8,7 +8,7 @@ from flask import Blueprint, abort, flash, g, redirect, render_template, request
 from sqlalchemy import select
 from werkzeug.wrappers import Response
 
-from benchmark import TRACK_INFO, FileTooLargeError, ValidationError
+from benchmark import SPLITS, TRACK_INFO, FileTooLargeError, ValidationError
 
 from .auth import login_required
 from .extensions import config_limit, db, limiter
@@ -61,7 +61,7 @@ def index() -> str:
 @limiter.limit(config_limit("UPLOAD_RATE_LIMIT"), methods=["POST"])
 def upload() -> Any:
     """Upload a prediction file: validated, scored and stored in this request."""
-    form = SubmissionForm()
+    form = prefilled(SubmissionForm())
     quota = {t: quotas.usage(g.user.team_id, t) for t in TRACK_INFO}
     if not form.validate_on_submit():
         status = 400 if form.errors else 200
@@ -81,6 +81,16 @@ def upload() -> Any:
     except GoldUnavailable as exc:
         abort(503, str(exc))
     return redirect(url_for("submissions.detail", submission_id=submission.id))
+
+
+def prefilled(form: SubmissionForm) -> SubmissionForm:
+    """On GET, the track and split named in the query string (?track=geo&split=test)."""
+    if request.method == "GET":
+        if request.args.get("track") in TRACK_INFO:
+            form.track.data = request.args["track"]
+        if request.args.get("split") in SPLITS:
+            form.split.data = request.args["split"]
+    return form
 
 
 @bp.get("/<int:submission_id>")

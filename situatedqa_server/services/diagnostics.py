@@ -42,6 +42,7 @@ class Comparison:
 
     rows: list[dict[str, Any]]
     differing: int
+    #: Off the test split, every example: inputs, gold, whether A and B are right, "differ".
     examples: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -63,9 +64,17 @@ def compare_scores(a: Submission, score_a: Score, b: Submission, score_b: Score,
     comparison = Comparison(rows, int(differ.size))
     if a.split != HIDDEN_SPLIT:
         comparison.examples = [
-            {**example_inputs(gold, int(i)), "a_correct": bool(right_a[i]),
-             "b_correct": bool(right_b[i])} for i in differ]
+            {**example_inputs(gold, i), "a_correct": bool(right_a[i]),
+             "b_correct": bool(right_b[i]), "differ": bool(right_a[i] != right_b[i])}
+            for i in range(len(gold))]
     return comparison
+
+
+def filter_compared(rows: list[dict[str, Any]], partition: str | None,
+                    only_differ: bool) -> list[dict[str, Any]]:
+    """Compared examples in one partition (None: all), optionally only where A and B differ."""
+    return [r for r in rows if (not partition or partition in r["partitions"])
+            and (r["differ"] or not only_differ)]
 
 
 def correct(gold: GoldSplit, outcomes: np.ndarray) -> np.ndarray:

@@ -13,3 +13,44 @@ document.addEventListener("DOMContentLoaded", () => {
     select.addEventListener("change", () => select.form.submit());
   }
 });
+
+// The upload page: the blank-file link and the highlighted quota row follow the chosen
+// track and split (without JavaScript the link shows the form's current choice).
+document.addEventListener("DOMContentLoaded", () => {
+  const link = document.getElementById("blank-link");
+  const track = document.getElementById("track");
+  const split = document.getElementById("split");
+  if (!link || !track || !split) {
+    return;
+  }
+  const update = () => {
+    link.href = link.dataset.pattern.replace("TRACK", track.value).replace("SPLIT", split.value);
+    document.getElementById("blank-name").textContent = `${track.value} / ${split.value}`;
+    for (const row of document.querySelectorAll("table.quota tr[data-track]")) {
+      row.classList.toggle("chosen", row.dataset.track === track.value);
+    }
+  };
+  track.addEventListener("change", update);
+  split.addEventListener("change", update);
+});
+
+// The compare page: once A is chosen, B offers only submissions on A's board.
+document.addEventListener("DOMContentLoaded", () => {
+  const a = document.getElementById("pick-a");
+  const b = document.getElementById("pick-b");
+  if (!a || !b) {
+    return;
+  }
+  const narrow = () => {
+    const board = a.selectedOptions[0] ? a.selectedOptions[0].dataset.board : undefined;
+    for (const option of b.querySelectorAll("option[data-board]")) {
+      option.hidden = Boolean(board) && option.dataset.board !== board;
+      option.disabled = option.hidden || option.value === a.value;
+    }
+    if (b.selectedOptions[0] && b.selectedOptions[0].disabled) {
+      b.value = "";
+    }
+  };
+  a.addEventListener("change", narrow);
+  narrow();
+});

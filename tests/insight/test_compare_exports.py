@@ -51,7 +51,8 @@ def test_compare_refuses_mismatches_and_hidden_entries(seeded: dict[str, Any]) -
     assert stranger.get(f"/insight/compare?a={ids['strong-test']}&b={ids['private']}"
                         ).status_code == 404
     assert stranger.get("/insight/compare").status_code == 200  # the empty form
-    assert stranger.get("/insight/compare?a=1&b=x").status_code == 200
+    typed = stranger.get("/insight/compare?a=1&b=x")
+    assert typed.status_code == 400 and "is not a submission number" in typed.get_data(as_text=True)
 
 
 def test_other_context_rate_is_counted(app: Flask, release_gold: GoldSet) -> None:
