@@ -16,16 +16,16 @@ What has to be proven, and how (whole-file C or numpy calls; per record only the
   `:` follows white space (checked), so the count of `":` bounds the keys of all objects
   from above: when it equals n times the shape's fields, no key was repeated and no object
   is nested inside a gold field;
-* the text is valid UTF-8 with no NUL and no lone surrogate, as the exact parser requires:
-  msgspec checks the UTF-8 of every string it decodes and rejects lone surrogate escapes;
-  gold fields are kept raw only when the whole text is ASCII; NUL escapes are looked for;
+* the text is valid UTF-8 with no NUL and no lone surrogate, as the exact parser requires
+  (UTF-8 checked on the non-ASCII runs; msgspec rejects lone surrogate escapes; NUL escapes
+  are looked for);
 * every key is a gold key and every gold key is present exactly once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -46,23 +46,15 @@ def _shape(name: str, fields: Sequence[tuple[str, Any]]) -> Shape:
     return msgspec.json.Decoder(struct), len(fields)
 
 
-class _Official(NamedTuple):
-    raw: Shape  # with the dataset's gold fields kept raw: for ASCII text
-    decoded: Shape  # with them decoded, which checks their UTF-8: for other text
-    bare: Shape  # without them
-
-
-def _official_shapes(name: str, context: Sequence[str]) -> _Official:
-    """The shapes of an official record of a track whose key holds these context fields."""
+def _official_shapes(name: str, context: Sequence[str]) -> tuple[Shape, Shape]:
+    """An official record with the dataset's gold fields (kept raw), and without them."""
     fields = [("id", int), *((f, str) for f in context), ("pred_answer", str)]
-    raw = [(f, msgspec.Raw) for f in _GOLD_FIELDS]
-    decoded = [(f, str if f.endswith("question") else list[str]) for f in _GOLD_FIELDS]
-    return _Official(_shape(f"{name}Raw", fields + raw), _shape(f"{name}Full", fields + decoded),
-                     _shape(name, fields))
+    gold = [(f, msgspec.Raw) for f in _GOLD_FIELDS]
+    return _shape(f"{name}Full", fields + gold), _shape(name, fields)
 
 
 _KEYED = _shape("Keyed", [("key", str), ("prediction", str)])
-_OFFICIAL: dict[str, tuple[_Official, Callable[[list[Any]], list[str]]]] = {
+_OFFICIAL: dict[str, tuple[tuple[Shape, Shape], Callable[[list[Any]], list[str]]]] = {
     "temp": (_official_shapes("Temp", ("date", "date_type")),
              lambda rs: [f"{r.id}|{r.date}|{r.date_type}" for r in rs]),
     "geo": (_official_shapes("Geo", ("location",)),
@@ -92,6 +84,22 @@ def _has_nul_escape(body: bytes, view: npt.NDArray[np.uint8]) -> bool:
     return bool(backslashes.size) and bool(np.any(
         (view[backslashes + 1] == ord("u")) & (view[backslashes + 2] == ord("0"))
         & (view[backslashes + 3] == ord("0")))) and b"\\u0000" in body
+
+
+def _valid_utf8(view: npt.NDArray[np.uint8]) -> bool:
+    """True when the bytes are UTF-8, decoding only their non-ASCII runs.
+
+    A character never spans an ASCII byte, so the text is valid exactly when each maximal
+    run of bytes >= 0x80 is; each run is kept with the ASCII byte after it as a separator.
+    """
+    high = view >= 0x80
+    keep = high.copy()
+    keep[1:] |= high[:-1]
+    try:
+        view[keep].tobytes().decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _decode(body: bytes, view: npt.NDArray[np.uint8], shapes: Sequence[Shape]) -> list[Any]:
@@ -125,15 +133,12 @@ def fast_answers(data: bytes, gold: GoldSplit) -> tuple[str, tuple[str, ...]] | 
     if not body.startswith(b"{") or b"\x00" in body:
         return None
     view = np.frombuffer(body, dtype=np.uint8)
-    if _has_nul_escape(body, view):
+    if _has_nul_escape(body, view) or not (body.isascii() or _valid_utf8(view)):
         return None
     keyed = body.startswith(b'{"key"')
     shapes, key_of = _OFFICIAL[gold.track]
     try:
-        # Outside the strings that msgspec decodes, the text must be ASCII (raw gold fields).
-        ascii_text = body.isascii()
-        official = [shapes.raw if ascii_text else shapes.decoded, shapes.bare]
-        records = _decode(body, view, [_KEYED] if keyed else official)
+        records = _decode(body, view, [_KEYED] if keyed else shapes)
         n = len(records)
         if n != len(gold):
             return None
