@@ -27,6 +27,7 @@ from .services.leaderboards import (
     BadBoardQuery,
     Board,
     BoardQuery,
+    UnknownVersion,
     board_version,
     column_label,
     load_board,
@@ -69,7 +70,10 @@ def board_spec(track: str, kind: str) -> plots.PlotSpec:
     if kind not in BOARD_PLOTS:
         abort(404)
     query = board_query(track, per_page=1)
-    version = board_version(query)
+    try:
+        version = board_version(query)
+    except UnknownVersion as exc:
+        abort(404, str(exc))
     if kind == "sota":
         return plots.sota_plot(track, query.split, version.id)
     top = min(max(1, request.args.get("top", DEFAULT_TOP, type=int) or DEFAULT_TOP),

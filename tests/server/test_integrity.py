@@ -61,6 +61,8 @@ def test_nul_in_query_path_and_form_gets_400_not_500(app: Flask, client: FlaskCl
         assert response.status_code == (404 if "%00b" in url else 400), url
         assert "NUL" in response.get_data(as_text=True)
     assert_error(client.get("/api/v1/submissions/1%00"), 404, "not_found")
+    plot = client.get("/insight/leaderboards/geo/plots/top.svg?version=no-such-version")
+    assert plot.status_code == 404 and b"no-such-version" in plot.data
     token = csrf_token(client, "/auth/login")
     response = client.post("/auth/login", data={"csrf_token": token, "username": "al\x00ice",
                                                 "password": PASSWORD})
