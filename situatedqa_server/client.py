@@ -7,14 +7,19 @@ import os
 import sys
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
+import numpy as np
 import requests
 from platformdirs import user_config_dir
+
+from benchmark import METRIC_LABELS, TRACK_INFO
+from benchmark.cli import format_table
+from benchmark.scoring import ScoreResult
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 CONFIG_ENV = "SITUATEDQA_CONFIG_DIR"
@@ -136,13 +141,39 @@ def format_problem(problem: Mapping[str, Any]) -> str:
     return f"{where}: {problem.get('message')}{key}"
 
 
+def paper_order(track: str, names: Iterable[str]) -> list[str]:
+    """Metric names in the paper's order: the track's columns, then per source, then AUC."""
+    columns = list(TRACK_INFO[track].metrics) if track in TRACK_INFO else []
+
+    def key(name: str) -> tuple[int, str, int]:
+        if name in columns:
+            return 0, "", columns.index(name)
+        statistic, _, source = name.partition("_")
+        if statistic in columns:
+            return 1, source, columns.index(statistic)
+        return 2, name, 0
+    return sorted(names, key=key)
+
+
 def print_scores(result: Mapping[str, Any]) -> None:
-    """Metrics with their 95% CIs, rounded for display."""
-    for name, value in (result.get("metrics") or {}).items():
-        ci = (result.get("ci") or {}).get(name)
-        interval = f"  [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
-        shown = "n/a" if value is None else f"{value:.2f}"
-        click.echo(f"  {name:<22}{shown:>8}{interval}")
+    """Metrics in the paper's order with labels, 95% CIs and n: the offline scorer's table."""
+    metrics = result.get("metrics") or {}
+    names = paper_order(result.get("track", ""), metrics)
+    counts = result.get("counts") or {}
+    n = result.get("n") or max(counts.values(), default=0)
+    table = ScoreResult(
+        track=result.get("track", "?"), split=result.get("split", "?"), n=n,
+        metrics={name: metrics[name] for name in names},
+        ci={name: tuple(ci) if (ci := (result.get("ci") or {}).get(name)) else None
+            for name in names},
+        counts={name: counts.get(name, 0) for name in names},
+        outcomes=np.zeros(0, dtype=np.int64))
+    click.echo(format_table(table))
+
+
+def echo_json(data: Any) -> None:
+    """Machine-readable output for scripts (--json)."""
+    click.echo(json.dumps(data, indent=2, sort_keys=True))
 
 
 pass_api = click.make_pass_decorator(Api)
@@ -178,9 +209,10 @@ def login(api: Api, token: str) -> None:
 @click.option("--public/--private", default=False, help="Publish on the leaderboard now.")
 @click.option("--meta", "metadata", multiple=True, metavar="FIELD=VALUE",
               help="Extra metadata fields, e.g. paper_url=https://….")
+@click.option("--json", "as_json", is_flag=True, help="Print the scored submission as JSON.")
 @pass_api
 def submit(api: Api, file: Path, track: str, split: str, method_name: str | None,
-           public: bool, metadata: tuple[str, ...]) -> None:
+           public: bool, metadata: tuple[str, ...], as_json: bool) -> None:
     """Upload FILE; it is validated and scored during the upload, then printed."""
     fields = {"track": track, "split": split, "method_name": method_name or file.stem,
               "public": "true" if public else "false"}
@@ -194,8 +226,11 @@ def submit(api: Api, file: Path, track: str, split: str, method_name: str | None
                           files={"file": (file.name, stream)},
                           idempotency_key=uuid.uuid4().hex)
     result = wait_for_scores(api, result)
+    if as_json:
+        echo_json(result)
+        return
     click.echo(f"submission {result['id']}: {result.get('status', 'scored')}")
-    print_scores(result)
+    print_scores({"track": track, "split": split, **result})
 
 
 def wait_for_scores(api: Api, result: dict[str, Any], poll: float = 2.0) -> dict[str, Any]:
@@ -211,24 +246,34 @@ def wait_for_scores(api: Api, result: dict[str, Any], poll: float = 2.0) -> dict
 
 
 @main.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print the raw JSON.")
 @pass_api
-def list_command(api: Api) -> None:
+def list_command(api: Api, as_json: bool) -> None:
     """Your team's submissions."""
     data = api.json("GET", "/api/v1/submissions")
+    if as_json:
+        echo_json(data)
+        return
+    click.echo(f"{'id':>6}  {'track':<8} {'split':<5} {'visible':<8} {'primary':>13}  method")
     for item in data.get("submissions", []):
         primary = item.get("primary_metric")
         value = (item.get("metrics") or {}).get(primary) if primary else None
-        shown = f"{value:.2f}" if isinstance(value, (int, float)) else "-"
+        label = METRIC_LABELS.get(primary or "", primary or "")
+        shown = f"{label} {value:.2f}" if isinstance(value, (int, float)) else "-"
         click.echo(f"{item['id']:>6}  {item['track']:<8} {item['split']:<5} "
-                   f"{item.get('visibility', ''):<8} {shown:>7}  {item.get('method_name', '')}")
+                   f"{item.get('visibility', ''):<8} {shown:>13}  {item.get('method_name', '')}")
 
 
 @main.command()
 @click.argument("submission_id", type=int)
+@click.option("--json", "as_json", is_flag=True, help="Print the raw JSON.")
 @pass_api
-def show(api: Api, submission_id: int) -> None:
+def show(api: Api, submission_id: int, as_json: bool) -> None:
     """One submission's metadata and scores."""
     item = api.json("GET", f"/api/v1/submissions/{submission_id}")
+    if as_json:
+        echo_json(item)
+        return
     click.echo(f"{item.get('method_name')} ({item['track']}/{item['split']}, "
                f"{item.get('visibility', '')}, {item.get('submitted_at', '')})")
     print_scores(item)
@@ -243,18 +288,24 @@ def leaderboard(api: Api, track: str, split: str, as_json: bool) -> None:
     """A track's leaderboard."""
     data = api.json("GET", f"/api/v1/leaderboards/{track}", params={"split": split})
     if as_json:
-        click.echo(json.dumps(data, indent=2))
+        echo_json(data)
         return
     entries = data.get("entries", [])
-    primary = next(iter(entries[0]["metrics"]), None) if entries else None
-    primary = data.get("primary_metric", primary)
+    primary = data.get("primary_metric") or (TRACK_INFO[track].primary
+                                             if track in TRACK_INFO else "")
+    label = METRIC_LABELS.get(primary, primary)
+    click.echo(f"{'rank':>6} {label:>7} {'':<2} method  (team)")
     for entry in entries:
         value = (entry.get("metrics") or {}).get(primary)
         shown = f"{value:.2f}" if isinstance(value, (int, float)) else "-"
         marks = "".join(m for m, on in (("B", entry.get("baseline")),
                                         ("P", entry.get("reported"))) if on)
-        click.echo(f"{entry.get('rank', '')!s:>6} {shown:>7} {marks:<2} "
-                   f"{entry.get('method_name', '')}  ({entry.get('team') or ''})")
+        rank = entry.get("rank")
+        team = f"  ({entry['team']})" if entry.get("team") else ""
+        click.echo(f"{'-' if rank is None else rank!s:>6} {shown:>7} {marks:<2} "
+                   f"{entry.get('method_name', '')}{team}")
+    if entries:
+        click.echo("B: baseline · P: reported in the paper (no rank)")
 
 
 @main.command("download-inputs")

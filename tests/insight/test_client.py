@@ -16,7 +16,7 @@ from click.testing import CliRunner, Result
 from flask import Flask
 from sqlalchemy import update
 
-from benchmark import GoldSet
+from benchmark import TRACK_INFO, GoldSet
 from situatedqa_server import client as cli
 from situatedqa_server.extensions import db
 from situatedqa_server.models import ApiToken, utcnow
@@ -63,15 +63,28 @@ def test_login_submit_list_show_leaderboard(live: dict[str, Any], tmp_path: Path
                     "--split", "dev", "--public", "--method-name", "half right")
     assert submitted.exit_code == 0, submitted.output
     submission_id = re.search(r"submission (\d+): scored", submitted.output).group(1)
-    assert re.search(r"em\s+50\.\d\d\s+\[", submitted.output)
+    assert re.search(r"^EM \(em\)\s+50\.\d\d\s+\[", submitted.output, re.MULTILINE)
+    # The paper's order and labels (Table 7: EM, Common, Rare, EM Any, US, India, Other),
+    # as the offline scorer prints them; not the alphabetical order of the JSON keys.
+    labels = re.findall(r"^(\w[\w ]*?) \((em\w*)\)", submitted.output, re.MULTILINE)
+    assert [name for _, name in labels] == list(TRACK_INFO["geo"].metrics)
+    assert "metric" in submitted.output and "95% CI" in submitted.output
 
     listed = run(live, tmp_path, "list")
     assert listed.exit_code == 0 and "half right" in listed.output and "public" in listed.output
+    assert listed.output.splitlines()[0].split() == ["id", "track", "split", "visible",
+                                                     "primary", "method"]
+    as_json = json.loads(run(live, tmp_path, "list", "--json").output)
+    assert [s["method_name"] for s in as_json["submissions"]] == ["half right"]
     shown = run(live, tmp_path, "show", submission_id)
     assert shown.exit_code == 0 and "half right (geo/dev" in shown.output
+    assert re.search(r"^Other common \(em_other_common\)", shown.output, re.MULTILINE)
+    shown_json = json.loads(run(live, tmp_path, "show", submission_id, "--json").output)
+    assert shown_json["metrics"]["em"] == pytest.approx(50.0, abs=0.1)
     board = run(live, tmp_path, "leaderboard", "geo", "--split", "dev")
     assert board.exit_code == 0 and re.search(r"^\s+1\s+50\.\d\d\s+half right", board.output,
                                               re.MULTILINE)
+    assert board.output.splitlines()[0].split() == ["rank", "EM", "method", "(team)"]
     inputs = run(live, tmp_path, "download-inputs", "geo", "dev", "-o",
                  str(tmp_path / "blank.jsonl"))
     assert inputs.exit_code == 0
