@@ -246,6 +246,10 @@ MUTATIONS = {
     "trailing comma": lambda ls, i: ls[i] + ",",
     "top-level list": lambda ls, i: "[" + ls[i] + "]",
     "non-ASCII": lambda ls, i: ls[i].replace('"zz', '"\u00e9\u20ac'),
+    # Lone surrogates from surrogateescape become single invalid bytes when encoded.
+    "invalid UTF-8 in a gold field": lambda ls, i: ls[i].replace('"q?', '"q\u00e9\udcff?'),
+    "truncated UTF-8 in a gold field": lambda ls, i: ls[i].replace('"q?', '"q\udcc3?'),
+    "overlong UTF-8 in the answer": lambda ls, i: ls[i].replace('"zz', '"\udcc0\udcafzz'),
 }
 
 
@@ -270,7 +274,7 @@ def test_fast_path_accepts_only_what_the_exact_parser_accepts(
             extra.append(lines_list[i])  # the damaged record once more, as a duplicate
     if _rarely(data) and len(lines_list) > 1:
         del lines_list[data.draw(st.integers(0, len(lines_list) - 1))]
-    raw = ("\n".join(lines_list + extra) + "\n").encode("utf-8")
+    raw = ("\n".join(lines_list + extra) + "\n").encode("utf-8", "surrogateescape")
     if _rarely(data):
         position = data.draw(st.integers(0, len(raw) - 1))
         raw = raw[:position] + b"\xff" + raw[position:]  # an invalid UTF-8 byte somewhere
@@ -307,7 +311,7 @@ def test_each_damage_alone(mutation: str, fmt: str) -> None:
     lines = write_file(THREE, ["zz0", "zz1", "zz2"], fmt, [0, 1, 2], True, "\n").decode()
     lines_list = lines.rstrip("\n").split("\n")
     lines_list[1] = MUTATIONS[mutation](lines_list, 1)
-    check_agreement(("\n".join(lines_list) + "\n").encode(), THREE)
+    check_agreement(("\n".join(lines_list) + "\n").encode("utf-8", "surrogateescape"), THREE)
 
 
 def test_fast_path_takes_the_official_and_compact_files(release_gold: Any) -> None:
