@@ -77,10 +77,12 @@ def named_or_404(name: str | None, default: GoldVersion | None = None) -> GoldVe
 
 
 def board_params(track: str) -> tuple[str, str]:
-    """Track and split of a history page (404 for unknown names)."""
+    """Track and split of a history page (404 for an unknown track, 400 for a bad split)."""
     split = request.args.get("split", "test")
-    if track not in TRACK_INFO or split not in SPLITS:
+    if track not in TRACK_INFO:
         abort(404)
+    if split not in SPLITS:
+        abort(400, f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
     return track, split
 
 

@@ -364,6 +364,12 @@ def test_api_error_codes_are_consistent(app: Flask, client: FlaskClient,
     assert_error(client.get("/api/v1/leaderboards/nope"), 404, "not_found")
     assert_error(client.get("/api/v1/tracks/nope"), 404, "not_found")
     assert_error(client.get("/api/v1/leaderboards/geo?split=bogus"), 400, "invalid_query")
+    for url in ("/leaderboards/geo?split=bogus", "/versions/ranks/geo?split=bogus",
+                "/versions/drift/temp?split=bogus"):
+        page = client.get(url)
+        assert page.status_code == 400 and "choose one of train, dev, test" in page.get_data(
+            as_text=True), url
+    assert client.get("/versions/ranks/nope").status_code == 404
     register(client, "alice")
     response = api_upload(client, new_token(client), release_gold.get("geo", "dev"),
                           track="temporal", split="nope", model_type="x")
