@@ -39,8 +39,8 @@ def test_leaderboard_submission_plot_and_compare(seeded: dict[str, Any]) -> None
             assert len(plot.get_attribute("alt") or "") > 30
 
             page.click("text=Compare with another submission")
-            page.fill("input[name=b]", str(ids["weak-test"]))
-            page.click("main form button[type=submit]")
+            page.select_option("#pick-b", str(ids["weak-test"]))
+            page.click("form.picker button[type=submit]")
             page.wait_for_selector("table.compare")
             assert "only aggregates are shown" in page.inner_text("main")
             assert problems == []  # no CSP violations, script errors or broken images
