@@ -152,7 +152,7 @@ def fast_answers(data: bytes, gold: GoldSplit) -> tuple[str, tuple[str, ...]] | 
     except (msgspec.DecodeError, ValueError, KeyError):
         return None
     if not np.array_equal(np.bincount(positions, minlength=n), np.ones(n, dtype=np.intp)):
-        return None  # a duplicate, hence a missing example
+        return None  # a duplicate, hence (as n is the gold's size) a missing example
     if np.array_equal(positions, np.arange(n)):
         return "jsonl", tuple(answers)
     ordered = np.empty(n, dtype=object)

@@ -314,6 +314,23 @@ def test_each_damage_alone(mutation: str, fmt: str) -> None:
     check_agreement(("\n".join(lines_list) + "\n").encode("utf-8", "surrogateescape"), THREE)
 
 
+@pytest.mark.parametrize("fmt", ["official", "compact"])
+@pytest.mark.parametrize("separator", ["", " "])
+def test_records_joined_or_split_across_lines(fmt: str, separator: str) -> None:
+    """Each check of the one-record-a-line proof, alone, is needed for one of these files."""
+    lines = write_file(THREE, ["zz0", "zz1", "zz2"], fmt, [0, 1, 2], True, "\n").decode()
+    first, second, third = lines.rstrip("\n").split("\n")
+    joined = first + separator + second  # two records on one line, none missing
+    split = third.replace(", ", ",\n", 1)  # one record over two lines
+    # Empty objects in a gold field add no key: a newline right after or before one.
+    after_brace = third.replace('"answer": [', '"answer": [{}\n, {}, ', 1)
+    before_brace = third.replace('"answer": [', '"answer": [{},\n{}, ', 1)
+    for text in (joined + "\n" + third, joined + "\n" + split, joined + "\n" + after_brace,
+                 joined + "\n" + before_brace, second + "\n" + first,
+                 first + "\n" + second):  # ... the last two: reordered, and one missing
+        check_agreement((text + "\n").encode(), THREE)
+
+
 def test_fast_path_takes_the_official_and_compact_files(release_gold: Any) -> None:
     gold = release_gold.get("temp", "test")
     rng = random.Random(7)
