@@ -126,14 +126,18 @@ def gold_build(update: Path, name: str, as_of: Any, note: str, parent: str | Non
               help="Hand the rescore to the job workers and return at once "
                    "(follow it with `jobs list`).")
 @click.option("--restart", is_flag=True, help="Abandon an unfinished rescore job first.")
-def gold_activate(name: str, background: bool, restart: bool) -> None:
+@click.option("--full", is_flag=True,
+              help="Score every stored file again (default: carry over the parent's scores "
+                   "on boards the version did not change).")
+def gold_activate(name: str, background: bool, restart: bool, full: bool) -> None:
     """Rescore every stored submission against a version, then make it the active one.
 
     Without --background the rescore runs in this process; job workers that run at the
     same time share its batches.
     """
     try:
-        job = jobs.start_activation(_gold_version(name), None, restart=restart)
+        job = jobs.start_activation(_gold_version(name), None, restart=restart,
+                                    incremental=not full)
     except versions.VersionError as exc:
         raise click.ClickException(str(exc)) from None
     if background:

@@ -68,8 +68,12 @@ def unfinished(kind: JobKind) -> list[Job]:
 
 
 def start_activation(version: GoldVersion, actor: User | None, *,
-                     restart: bool = False) -> Job:
-    """Plan a rescore job that will activate the version (committed; not yet dispatched)."""
+                     restart: bool = False, incremental: bool = True) -> Job:
+    """Plan a rescore job that will activate the version (committed; not yet dispatched).
+
+    Incremental (the default) carries over the parent's scores on boards the version did
+    not change; full reads and scores every stored file again.
+    """
     if version.is_active:
         raise versions.VersionError(f"{version.name!r} is already the active version")
     busy = unfinished(JobKind.RESCORE)
@@ -82,6 +86,7 @@ def start_activation(version: GoldVersion, actor: User | None, *,
     for job in busy:
         _mark_failed(job, "abandoned for a new activation")
     job = Job(kind=JobKind.RESCORE.value, gold_version=version,
+              params={"incremental": incremental},
               actor=actor.username if actor else audit.SYSTEM_ACTOR)
     db.session.add(job)
     db.session.flush()
@@ -202,12 +207,61 @@ def unscored(version: GoldVersion, first_id: int | None = None,
     return list(db.session.scalars(query))
 
 
-def score_rows(version: GoldVersion, submissions: list[Submission]) -> list[dict[str, Any]]:
-    """Score stored submissions against a version (DATA_ERRORS when a file cannot be read)."""
+#: (version gold, donor gold) → boards whose examples are identical in both, per process.
+_unchanged: dict[tuple[str, str], frozenset[tuple[str, str]]] = {}
+
+
+def unchanged_boards(version: GoldVersion, donor: GoldVersion) -> frozenset[tuple[str, str]]:
+    """The (track, split) boards whose gold examples a version shares with another."""
+    key = (version.gold_sha256, donor.gold_sha256)
+    if key not in _unchanged:
+        new, old = versions.gold_of(version), versions.gold_of(donor)
+        _unchanged[key] = frozenset(
+            board for board, split in new.splits.items()
+            if board in old.splits and old.splits[board].examples == split.examples)
+    return _unchanged[key]
+
+
+def copy_values(row: Score, version_id: int) -> dict[str, Any]:
+    """A score row's values carried over to another version with the same gold examples."""
+    return {"submission_id": row.submission_id, "gold_version_id": version_id,
+            "track": row.track, "split": row.split, "n": row.n, "metrics": row.metrics,
+            "ci": row.ci, "counts": row.counts, "primary_metric": row.primary_metric,
+            "outcomes": row.outcomes, "scored_at": utcnow()}
+
+
+def donor_scores(version: GoldVersion, submissions: list[Submission]) -> dict[int, Score]:
+    """Parent-version scores of the submissions whose board the version did not change.
+
+    Scores depend only on the gold examples of a board (and the file, the seed and the
+    resamples), so on an unchanged board the parent's row is exactly what a rescore gives.
+    """
+    parent = db.session.get(GoldVersion, version.parent_id) if version.parent_id else None
+    if parent is None:
+        return {}
+    same = unchanged_boards(version, parent)
+    eligible = [s.id for s in submissions if (s.track, s.split) in same]
+    if not eligible:
+        return {}
+    return {row.submission_id: row for row in db.session.scalars(select(Score).where(
+        Score.gold_version_id == parent.id, Score.submission_id.in_(eligible)))}
+
+
+def score_rows(version: GoldVersion, submissions: list[Submission], *,
+               incremental: bool = True) -> list[dict[str, Any]]:
+    """Score stored submissions against a version (DATA_ERRORS when a file cannot be read).
+
+    Incremental: a submission on a board the update did not touch keeps its parent-version
+    row (copied); only those on changed boards have their files read and scored again.
+    """
     gold = versions.gold_of(version)
-    uploaded = versions.uploaded_under(submissions)
-    return [score_values(s.id, version.id, versions.score_submission(
-        s, gold.get(s.track, s.split), uploaded.get(s.id))) for s in submissions]
+    donors = donor_scores(version, submissions) if incremental else {}
+    rest = [s for s in submissions if s.id not in donors]
+    uploaded = versions.uploaded_under(rest)
+    rows = [copy_values(row, version.id) for row in donors.values()]
+    rows += [score_values(s.id, version.id, versions.score_submission(
+        s, gold.get(s.track, s.split), uploaded.get(s.id))) for s in rest]
+    return rows
 
 
 def run_batch(batch_id: int) -> bool:
@@ -233,7 +287,8 @@ def run_batch(batch_id: int) -> bool:
     db.session.rollback()
     try:
         version = db.session.get_one(GoldVersion, version_id)
-        rows = score_rows(version, unscored(version, first_id, last_id))
+        rows = score_rows(version, unscored(version, first_id, last_id),
+                          incremental=bool(job.params.get("incremental", True)))
     except DATA_ERRORS as exc:
         fail(job.id, f"submission file in batch {batch.seq} cannot be scored: "
                      f"{type(exc).__name__}: {exc}")
@@ -289,7 +344,8 @@ def finish(job_id: int) -> bool:
         return False
     _start(job)
     try:
-        insert_scores(score_rows(version, unscored(version)))
+        insert_scores(score_rows(version, unscored(version),
+                                 incremental=bool(job.params.get("incremental", True))))
     except DATA_ERRORS as exc:
         db.session.rollback()
         fail(job_id, f"a late upload cannot be scored: {type(exc).__name__}: {exc}")
