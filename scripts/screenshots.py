@@ -109,7 +109,8 @@ def shoot(base: str, out: Path, ids: list[int], mobile: bool) -> list[Path]:
     from playwright.sync_api import sync_playwright
 
     pages = {"leaderboard": "/leaderboards/temp?split=dev",
-             "submission": f"/submissions/{ids[0]}" if ids else "/leaderboards/temp-id?split=dev",
+             "submission": (f"/submissions/{ids[0]}#insight" if ids
+                            else "/leaderboards/temp-id?split=dev"),
              "compare": (f"/insight/compare?a={ids[0]}&b={ids[2]}" if len(ids) > 2
                          else "/insight/compare")}
     sizes = [("", 1280, 800)] + ([("-mobile", 390, 844)] if mobile else [])
@@ -122,6 +123,7 @@ def shoot(base: str, out: Path, ids: list[int], mobile: bool) -> list[Path]:
                 page = browser.new_page(viewport={"width": width, "height": height})
                 for name, path in pages.items():
                     page.goto(base + path)
+                    page.evaluate("for (const image of document.images) image.loading = 'eager'")
                     page.wait_for_load_state("networkidle")
                     target = out / f"{name}{suffix}.png"
                     page.screenshot(path=str(target), full_page=False)
