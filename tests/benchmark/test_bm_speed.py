@@ -1,7 +1,7 @@
 """pytest-benchmark timing of the scorer (skipped by default: addopts has --benchmark-skip).
 
 Run with: .venv/bin/python -m pytest tests/benchmark/test_bm_speed.py --benchmark-enable
-scripts/bench_scoring.py compares against the plain implementation and reports memory.
+scripts/bench_scoring.py compares against the official logic and the floor, and reports memory.
 """
 
 from __future__ import annotations
