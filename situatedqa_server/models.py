@@ -10,6 +10,7 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
+    CheckConstraint,
     Date,
     DateTime,
     Float,
@@ -20,6 +21,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -123,7 +125,17 @@ class Submission(Base):
     """An accepted, scored prediction file and what its owner says about the method."""
 
     __tablename__ = "submission"
-    __table_args__ = (Index("ix_submission_track_split", "track", "split"),)
+    __table_args__ = (
+        Index("ix_submission_track_split", "track", "split"),
+        Index("ix_submission_predictions", "track", "split", "predictions_sha256"),
+        # The same predictions twice from one team on one board: 409 (live rows only).
+        Index("uq_submission_team_predictions", "team_id", "track", "split",
+              "predictions_sha256", unique=True, sqlite_where=text("deleted_at IS NULL"),
+              postgresql_where=text("deleted_at IS NULL")),
+        # A submission whose scores the Ladder withheld can never be public.
+        CheckConstraint("shown_submission_id IS NULL OR visibility = 'private'",
+                        name="withheld_private"),
+    )
     id: Mapped[int] = mapped_column(primary_key=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("user_account.id"), index=True)
     team_id: Mapped[int] = mapped_column(ForeignKey("team.id"), index=True)
@@ -152,6 +164,14 @@ class Submission(Base):
     published_at: Mapped[datetime | None] = mapped_column(DateTime)
     # Soft delete: the row stays so a deleted submission still counts against the quota.
     deleted_at: Mapped[datetime | None] = mapped_column(DateTime)
+    #: SHA-256 of the canonical normalized predictions (services/duplicates.py); None for
+    #: rows stored before it was recorded.
+    predictions_sha256: Mapped[str | None] = mapped_column(String(64))
+    #: The Ladder's decision (SITUATEDQA_TEST_FEEDBACK=ladder): None when this submission's
+    #: own scores are released, else the team's released submission whose scores stand in.
+    shown_submission_id: Mapped[int | None] = mapped_column(ForeignKey("submission.id"))
+    #: Another team's earlier submission with the same predictions (for moderators).
+    duplicate_of_id: Mapped[int | None] = mapped_column(ForeignKey("submission.id"))
     user: Mapped[User] = relationship()
     team: Mapped[Team] = relationship()
     scores: Mapped[list[Score]] = relationship(back_populates="submission")
@@ -160,6 +180,11 @@ class Submission(Base):
     def is_public(self) -> bool:
         """Published by its owner."""
         return self.visibility == Visibility.PUBLIC.value
+
+    @property
+    def is_released(self) -> bool:
+        """Its own scores are shown (the Ladder did not withhold them)."""
+        return self.shown_submission_id is None
 
 
 class Score(Base):
