@@ -3,21 +3,27 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 import pytest
 from bm_helpers import parse, temp_example
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchmark import GoldSet, GoldSplit, compare, score
 from benchmark.metrics import (
     CONFIDENCE,
     accuracy_from_binary,
+    auc_metric,
     confusion_codes,
     id_f1,
     metric_from_codes,
     multinomial_draws,
     paired_difference,
     percentile_interval,
+    rng_for,
+    roc_auc,
 )
 
 
@@ -187,3 +193,26 @@ def test_compare_tiny_split_reproducible() -> None:
     first = compare(gold, a.outcomes, b.outcomes, resamples=300, seed=5)
     assert first == compare(gold, a.outcomes, b.outcomes, resamples=300, seed=5)
     assert first["em"].difference == pytest.approx(50.0)  # 30/30 vs 15/30
+
+
+@settings(max_examples=60, deadline=None)
+@given(labels=st.lists(st.booleans(), min_size=1, max_size=60),
+       grid=st.sampled_from([2, 5, 100, 10**6]), seed=st.integers(0, 2**32),
+       resamples=st.integers(1, 600), data=st.data())
+def test_auc_ci_equals_a_plain_loop_over_resamples(labels: list[bool], grid: int, seed: int,
+                                                    resamples: int, data: Any) -> None:
+    """The vectorized AUC bootstrap gives the very values of roc_auc on each resample."""
+    gold = np.array(labels, dtype=np.bool_)
+    # Scores on a grid: few levels give many ties, a fine grid almost none.
+    scores = np.array(data.draw(st.lists(st.integers(0, grid), min_size=gold.size,
+                                         max_size=gold.size)), dtype=np.float64) / grid
+    result = auc_metric(scores, gold, seed=seed, resamples=resamples)
+    rng = rng_for(seed, "auc")
+    indices = rng.integers(0, gold.size, size=(resamples, gold.size))
+    plain = np.array([roc_auc(scores[i], gold[i]) for i in indices])
+    if not gold.any() or gold.all():
+        assert result.value is None and result.ci is None
+    else:
+        assert result.ci is not None
+        # Equal to the bit (an interval is (nan, nan) when no resample holds both classes).
+        np.testing.assert_array_equal(result.ci, percentile_interval(plain))
