@@ -1,5 +1,8 @@
 """The fast path of prediction parsing: well-formed QA files in a few C calls.
 
+Formats: JSON Lines of official records (with or without the dataset's gold fields) or of
+compact {key, prediction} records, and one {key: prediction} JSON object.
+
 It accepts a file only when it can prove that the exact, line-by-line parser in formats.py
 would accept it with the same answers; on any doubt it returns None and that parser runs
 (and names every problem). Only the fields the track needs are decoded (msgspec Structs);
@@ -7,7 +10,8 @@ the gold fields of official records are kept as raw JSON (still validated as JSO
 
 What has to be proven, and how (whole-file C or numpy calls; per record only the key):
 * each line holds one JSON object: either every newline sits between two records (`}\\n{`)
-  and there are as many records as lines, or the file is decoded line by line;
+  and there are as many records as lines, or the file is decoded line by line (a
+  {key: prediction} object is one document, decoded whole);
 * every record has exactly the fields of one shape (official record with or without the
   dataset's gold fields, or compact {key, prediction}): msgspec requires them all and
   forbids others;
@@ -54,6 +58,7 @@ def _official_shapes(name: str, context: Sequence[str]) -> tuple[Shape, Shape]:
 
 
 _KEYED = _shape("Keyed", [("key", str), ("prediction", str)])
+_MAP_DECODER = msgspec.json.Decoder(dict[str, str])
 _OFFICIAL: dict[str, tuple[tuple[Shape, Shape], Callable[[list[Any]], list[str]]]] = {
     "temp": (_official_shapes("Temp", ("date", "date_type")),
              lambda rs: [f"{r.id}|{r.date}|{r.date_type}" for r in rs]),
@@ -125,7 +130,10 @@ def _no_repeated_field(view: npt.NDArray[np.uint8], key_count: int) -> bool:
 
 
 def fast_answers(data: bytes, gold: GoldSplit) -> tuple[str, tuple[str, ...]] | None:
-    """(layout, answers in gold order) of a well-formed QA JSONL file; None when unsure."""
+    """(layout, answers in gold order) of a well-formed QA file; None when unsure.
+
+    JSON Lines (official or compact records) or one {key: prediction} object.
+    """
     if gold.is_identification or gold.track not in _OFFICIAL:
         return None
     body = data.removeprefix(_BOM)
@@ -135,27 +143,52 @@ def fast_answers(data: bytes, gold: GoldSplit) -> tuple[str, tuple[str, ...]] | 
     view = np.frombuffer(body, dtype=np.uint8)
     if _has_nul_escape(body, view) or not (body.isascii() or _valid_utf8(view)):
         return None
-    keyed = body.startswith(b'{"key"')
-    shapes, key_of = _OFFICIAL[gold.track]
+    read = _read_lines(body, view, gold) or _read_map(body, view)
+    if read is None:
+        return None
+    layout, keys, answers = read
+    n = len(keys)
+    if n != len(gold):
+        return None
     try:
-        records = _decode(body, view, [_KEYED] if keyed else shapes)
-        n = len(records)
-        if n != len(gold):
-            return None
-        if keyed:
-            keys = [r.key for r in records]
-            answers = [r.prediction for r in records]
-        else:
-            keys = key_of(records)
-            answers = [r.pred_answer for r in records]
         positions = np.fromiter(map(gold.index.__getitem__, keys), dtype=np.intp, count=n)
-    except (msgspec.DecodeError, ValueError, KeyError):
+    except KeyError:
         return None
     if not np.array_equal(np.bincount(positions, minlength=n), np.ones(n, dtype=np.intp)):
         return None  # a duplicate, hence (as n is the gold's size) a missing example
     if np.array_equal(positions, np.arange(n)):
-        return "jsonl", tuple(answers)
+        return layout, tuple(answers)
     ordered = np.empty(n, dtype=object)
     ordered[positions] = answers
-    return "jsonl", tuple(ordered.tolist())
+    return layout, tuple(ordered.tolist())
 
+
+Read = tuple[str, list[str], list[str]]  # layout, keys, answers (file order)
+
+
+def _read_lines(body: bytes, view: npt.NDArray[np.uint8], gold: GoldSplit) -> Read | None:
+    """Keys and answers of JSON Lines records of one shape; None when unsure."""
+    keyed = body.startswith(b'{"key"')
+    shapes, key_of = _OFFICIAL[gold.track]
+    try:
+        records = _decode(body, view, [_KEYED] if keyed else shapes)
+        if keyed:
+            return "jsonl", [r.key for r in records], [r.prediction for r in records]
+        return "jsonl", key_of(records), [r.pred_answer for r in records]
+    except (msgspec.DecodeError, ValueError):
+        return None
+
+
+def _read_map(body: bytes, view: npt.NDArray[np.uint8]) -> Read | None:
+    """Keys and answers of one {key: prediction} object; None when unsure.
+
+    Its keys are then all gold keys (checked by the caller), none of them a record's field
+    name, so the exact parser reads the object as such a map too.
+    """
+    try:
+        mapping = _MAP_DECODER.decode(body)
+    except (msgspec.DecodeError, ValueError):
+        return None
+    if not _no_repeated_field(view, len(mapping)):
+        return None
+    return "json-map", list(mapping), list(mapping.values())

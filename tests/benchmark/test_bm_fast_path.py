@@ -206,7 +206,8 @@ def test_fast_and_exact_parsers_agree(case: tuple[GoldSplit, str, bytes, list[st
     # The fast path takes every well-formed JSON Lines file whose strings hold no ':', '{' or
     # '"' (which could hide a repeated field): it is really exercised here.
     strings = "".join(predictions) + "".join(a for e in gold for a in e.any_answers)
-    if fmt in ("official", "official-bare", "compact") and not set(strings) & set(':{"'):
+    fast_formats = ("official", "official-bare", "compact", "map", "map-indented")
+    if fmt in fast_formats and not set(strings) & set(':{"'):
         assert fast_answers(raw, gold) is not None
 
 
@@ -331,17 +332,44 @@ def test_records_joined_or_split_across_lines(fmt: str, separator: str) -> None:
         check_agreement((text + "\n").encode(), THREE)
 
 
+MAP_DAMAGE = {
+    "repeated key": lambda m: m.replace(
+        '{"1|2019|orig": "a"', '{"1|2019|orig": "z", "1|2019|orig": "a"'),
+    "repeated key, space before colon": lambda m: m.replace(
+        '{"1|2019|orig": "a"', '{"1|2019|orig" : "z", "1|2019|orig": "a"'),
+    "unknown key": lambda m: m.replace('{"1|2019|orig": "a"', '{"9|2019|orig": "a"'),
+    "missing key": lambda m: m.replace('"1|2019|orig": "a", ', ""),
+    "a record's field name": lambda m: m.replace('{"1|2019|orig": "a"', '{"key": "a"'),
+    "non-string value": lambda m: m.replace('"a"', "1"),
+    "nested value": lambda m: m.replace('"a"', '{"x": "a"}'),
+    "lone surrogate": lambda m: m.replace('"a"', '"\\udc00"'),
+    "nul escape": lambda m: m.replace('"a"', '"\\u0000"'),
+    "escaped colon in a value": lambda m: m.replace('"a"', '"\\u003a"'),
+    "colon in a value after a quote": lambda m: m.replace('"a"', '"\\":"'),
+    "two objects": lambda m: m + " " + m,
+    "trailing garbage": lambda m: m + "x",
+    "indented": lambda m: json.dumps(json.loads(m), indent=2),
+    "leading space": lambda m: " " + m,
+}
+
+
+@pytest.mark.parametrize("damage", sorted(MAP_DAMAGE))
+def test_each_damage_to_a_map(damage: str) -> None:
+    mapping = json.dumps({"1|2019|orig": "a", "2|2010|start": "b", "3|2001|sampled_year": "c"})
+    check_agreement(MAP_DAMAGE[damage](mapping).encode(), THREE)
+
+
 def test_fast_path_takes_the_official_and_compact_files(release_gold: Any) -> None:
     gold = release_gold.get("temp", "test")
     rng = random.Random(7)
     order = list(range(len(gold)))
     rng.shuffle(order)
     predictions = [e.answers[0] for e in gold.examples]
-    for fmt in ("official", "official-bare", "compact"):
+    for fmt in ("official", "official-bare", "compact", "map", "map-indented"):
         data = write_file(gold, predictions, fmt, order, False, "\n")
         quick = fast_answers(data, gold)
         assert quick is not None, fmt
-        assert quick == ("jsonl", tuple(predictions))
+        assert quick == ("json-map" if fmt.startswith("map") else "jsonl", tuple(predictions))
         assert parse_predictions(data, gold, fast=False).answers == quick[1]
 
 
