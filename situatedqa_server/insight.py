@@ -319,7 +319,7 @@ def model_index(submission_id: int) -> Response:
 @bp.app_template_global()
 def groups_of(board: Board) -> dict[int, str]:
     """Rank-group labels of a leaderboard page's scored entries, by submission id."""
-    version_id = db.session.scalar(select(GoldVersion.id).where(
+    version_id = board.version_id or db.session.scalar(select(GoldVersion.id).where(
         GoldVersion.name == board.version))
     ids = [e["id"] for e in board.entries if e["id"]]
     if version_id is None or not ids:

@@ -358,3 +358,16 @@ class Snapshot(Base):
     # The frozen board (columns, entries, CIs, rank groups) and its SHA-256, for citation.
     payload: Mapped[dict[str, Any]] = mapped_column(JSON)
     sha256: Mapped[str] = mapped_column(String(64))
+
+
+class BoardStamp(Base):
+    """A leaderboard's generation: bumped in the transaction of every change it shows.
+
+    One row per (track, split); the row ("*", "*") counts changes to every board (a gold
+    switch, a team rename). Board caches are keyed by both numbers (services/board_cache.py).
+    """
+
+    __tablename__ = "board_stamp"
+    track: Mapped[str] = mapped_column(String(16), primary_key=True)
+    split: Mapped[str] = mapped_column(String(8), primary_key=True)
+    generation: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
-    ColumnElement,
     Select,
     false,
     func,
@@ -22,7 +22,7 @@ from benchmark.scoring import source_slug
 
 from ..extensions import db
 from ..models import GoldVersion, ModelType, ReportedEntry, Score, Submission, Team, Visibility
-from . import gold_store, versions
+from . import board_cache, gold_store, versions
 
 MAX_PER_PAGE = 1000
 #: The last page number accepted: a larger one would overflow the database's OFFSET.
@@ -57,6 +57,8 @@ class Board:
     entries: list[dict[str, Any]] = field(default_factory=list)
     total: int = 0
     version: str = ""
+    #: The id of that gold version.
+    version_id: int = 0
 
     @property
     def pages(self) -> int:
@@ -66,6 +68,16 @@ class Board:
 
 def columns_of(track: str, split: str) -> list[str]:
     """The track's metric columns; identification adds F1 per source dataset and ROC AUC."""
+    if track not in ID_TRACKS:
+        return list(TRACK_INFO[track].metrics)
+    # The sources come from the gold, which changes only with the every-board stamp.
+    every = board_cache.stamp(track, split).every
+    return list(board_cache.cache().shared(every, ("columns", track, split),
+                                           lambda: _columns_of(track, split)))
+
+
+def _columns_of(track: str, split: str) -> list[str]:
+    """columns_of, read from the gold."""
     columns = list(TRACK_INFO[track].metrics)
     if track in ID_TRACKS:
         sources = gold_store.get_split(track, split).sources
@@ -81,7 +93,7 @@ def column_label(name: str) -> str:
     return f"{METRIC_LABELS.get(metric, metric)} ({source})"
 
 
-def _sort_expressions(q: BoardQuery, primary: str) -> tuple[ColumnElement[Any], ...]:
+def _sort_expressions(q: BoardQuery, primary: str) -> tuple[Any, ...]:
     """The sort key of the submission and of the reported rows (same column in the union)."""
     sort = q.sort or primary
     if sort == primary:
@@ -124,43 +136,92 @@ def _rows(q: BoardQuery, primary: str, version_id: int) -> Select[Any]:
 
 
 def load_board(q: BoardQuery) -> Board:
-    """One page of the leaderboard of a track and split, against the chosen gold version."""
+    """One page of the leaderboard of a track and split, against the chosen gold version.
+
+    Served from the board cache (services/board_cache.py): the full ranked order of each
+    filter and sort is computed in SQL once per board generation, and a page's entries once.
+    """
     primary = TRACK_INFO[q.track].primary
+    stamp = board_cache.stamp(q.track, q.split)
     board = Board(q, primary, columns_of(q.track, q.split))
-    version = board_version(q)
-    board.version, version_id = version.name, version.id
-    rows = _rows(q, primary, version_id).subquery()
-    order = rows.c.sort_value.asc() if q.ascending else rows.c.sort_value.desc()
-    # The total rides along as a window count: one pass over the rows instead of two.
-    page = db.session.execute(
-        select(rows.c.kind, rows.c.id, rows.c.rank, func.count().over().label("total"))
-        .order_by(order.nulls_last(), rows.c.kind.desc(), rows.c.id)
-        .limit(q.per_page).offset((q.page - 1) * q.per_page)).all()
-    board.total = page[0].total if page else (
-        db.session.scalar(select(func.count()).select_from(rows)) or 0)
-    board.entries = _entries(page, version_id)
+    board.version_id, board.version = board_version_ref(q)
+    cache = board_cache.cache()
+    data = cache.board((q.track, q.split, board.version_id, stamp.board, stamp.every))
+    key = (q.sort or primary, q.ascending, q.hide_baselines, q.model_type, q.fine_tuned)
+    order = data.orders.get(key)
+    if order is None:
+        order = data.orders[key] = _order(q, primary, board.version_id)
+    kinds, ids, ranks = order
+    start = (q.page - 1) * q.per_page
+    page = [(kinds[i], ids[i], ranks[i]) for i in range(start, min(len(ids), start + q.per_page))]
+    board.total = len(ids)
+    board.entries = _entries(page, board.version_id, data.entries)
     return board
 
 
-def _entries(page: list[Any], version_id: int) -> list[dict[str, Any]]:
-    """Entry dicts for one page, fetched by id in two queries, in page order."""
-    submission_ids = [row.id for row in page if row.kind == "submission"]
-    reported_ids = [row.id for row in page if row.kind == "reported"]
-    scored = {
-        submission.id: (submission, score, team)
-        for submission, score, team in db.session.execute(
-            select(Submission, Score, Team).join(Score).join(Team).where(
-                Submission.id.in_(submission_ids), Score.gold_version_id == version_id))
+def _order(q: BoardQuery, primary: str, version_id: int) -> tuple[bytes, array[int], array[int]]:
+    """Every entry of a board in the query's order: kinds (s/r), ids and ranks (0: none)."""
+    rows = _rows(q, primary, version_id).subquery()
+    order = rows.c.sort_value.asc() if q.ascending else rows.c.sort_value.desc()
+    result = db.session.execute(
+        select(rows.c.kind, rows.c.id, rows.c.rank)
+        .order_by(order.nulls_last(), rows.c.kind.desc(), rows.c.id)).all()
+    return (bytes(KIND_CODES[row.kind] for row in result),
+            array("q", (row.id for row in result)),
+            array("q", (row.rank or 0 for row in result)))
+
+
+#: How an entry's kind is kept in a cached order (one byte each).
+KIND_CODES = {"submission": ord("s"), "reported": ord("r")}
+
+
+def _entries(page: list[tuple[int, int, int]], version_id: int,
+             known: dict[tuple[str, int], dict[str, Any]]) -> list[dict[str, Any]]:
+    """Entry dicts for one page in page order: cached ones, the rest in two Core queries."""
+    wanted = [(chr(kind), ident) for kind, ident, _ in page]
+    missing_s = [ident for kind, ident in wanted if kind == "s" and ("s", ident) not in known]
+    missing_r = [ident for kind, ident in wanted if kind == "r" and ("r", ident) not in known]
+    found: dict[tuple[str, int], dict[str, Any]] = {}
+    if missing_s:
+        for row in db.session.execute(
+                select(*SUBMISSION_COLUMNS).join(Score, Score.submission_id == Submission.id)
+                .join(Team, Team.id == Submission.team_id)
+                .where(Submission.id.in_(missing_s), Score.gold_version_id == version_id)):
+            found["s", row.id] = entry_of_row(row)
+    if missing_r:
+        for row in db.session.execute(select(*REPORTED_COLUMNS).where(
+                ReportedEntry.id.in_(missing_r))):
+            found["r", row.id] = reported_entry(row)
+    if len(known) + len(found) > board_cache.MAX_ENTRIES:
+        known.clear()
+    known.update(found)
+    entries = []
+    for (kind, ident), (_, _, rank) in zip(wanted, page, strict=True):
+        entry = known.get((kind, ident))
+        if entry is not None:  # None only when the row vanished since the stamp was read
+            entries.append({**entry, "rank": rank or None} if kind == "s" else dict(entry))
+    return entries
+
+
+#: The columns an entry shows, read with Core (no ORM objects on the hot path).
+SUBMISSION_COLUMNS = (
+    Submission.id, Submission.method_name, Team.name.label("team"), Score.metrics, Score.ci,
+    Submission.is_baseline, Submission.created_at, Submission.paper_url, Submission.code_url,
+    Submission.model_type, Submission.fine_tuned, Submission.flag_reason)
+REPORTED_COLUMNS = (
+    ReportedEntry.id, ReportedEntry.method_name, ReportedEntry.metrics, ReportedEntry.paper_url,
+    ReportedEntry.model_type, ReportedEntry.fine_tuned, ReportedEntry.source)
+
+
+def entry_of_row(row: Any) -> dict[str, Any]:
+    """A leaderboard entry from a row of SUBMISSION_COLUMNS (rank filled in by the page)."""
+    return {
+        "id": row.id, "rank": None, "method_name": row.method_name, "team": row.team,
+        "metrics": row.metrics, "ci": row.ci, "baseline": row.is_baseline, "reported": False,
+        "submitted_at": iso(row.created_at), "paper_url": row.paper_url,
+        "code_url": row.code_url, "model_type": row.model_type, "fine_tuned": row.fine_tuned,
+        "flag": row.flag_reason, "source": None,
     }
-    reported = {
-        entry.id: entry for entry in db.session.scalars(
-            select(ReportedEntry).where(ReportedEntry.id.in_(reported_ids)))
-    }
-    return [
-        submission_entry(*scored[row.id], rank=row.rank) if row.kind == "submission"
-        else reported_entry(reported[row.id])
-        for row in page
-    ]
 
 
 def iso(moment: datetime | None) -> str | None:
@@ -182,7 +243,7 @@ def submission_entry(submission: Submission, score: Score, team: Team,
     }
 
 
-def reported_entry(entry: ReportedEntry) -> dict[str, Any]:
+def reported_entry(entry: Any) -> dict[str, Any]:
     """A leaderboard entry for a number reported in the paper (no CI, no rank)."""
     return {
         "id": None, "rank": None, "method_name": entry.method_name, "team": None,
@@ -199,6 +260,16 @@ class BadBoardQuery(ValueError):
 
 class UnknownVersion(BadBoardQuery):
     """A leaderboard request named a gold version that is unknown or not yet published."""
+
+
+def board_version_ref(q: BoardQuery) -> tuple[int, str]:
+    """(id, name) of the gold version a board shows, cached under the every-board stamp."""
+    every = board_cache.stamp(q.track, q.split).every
+
+    def read() -> tuple[int, str]:
+        version = board_version(q)
+        return version.id, version.name
+    return board_cache.cache().shared(every, ("version", q.version), read)
 
 
 def board_version(q: BoardQuery) -> GoldVersion:

@@ -9,8 +9,8 @@ Only the entries of the visible page are resolved: the walk goes up from each en
 a separation is found (where its group starts) and down until one is found (where it ends).
 The ranked order (ids only) and the pairwise decisions are cached per worker under the
 board's generation stamp (see board_generation), which every request reads afresh from
-indexes: no worker serves a stale group, and a page whose pairs have been tested costs a
-few index reads.
+the database: no worker serves a stale group, and a page whose pairs have been tested costs
+one indexed read.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from flask import current_app, g
+from flask import current_app
 from sqlalchemy import func, select
 
 from benchmark import TRACK_INFO
@@ -29,7 +29,8 @@ from benchmark.metrics import DEFAULT_SEED, accuracy_from_binary, id_f1, paired_
 from benchmark.scoring import CORRECT
 
 from ..extensions import db
-from ..models import AuditLog, Score, Submission, Visibility
+from ..models import Score, Submission, Visibility
+from . import board_cache
 
 ALPHA = 0.05
 DEFAULT_RESAMPLES = 1000
@@ -81,27 +82,16 @@ def board_where(track: str, split: str, version_id: int) -> tuple[Any, ...]:
 
 
 def board_generation(track: str, split: str, version_id: int) -> tuple[Any, ...]:
-    """The board's generation stamp, read once per request (see _board_generation)."""
-    stamps: dict[tuple[str, str, int], tuple[Any, ...]] = g.setdefault("board_generations", {})
-    if (track, split, version_id) not in stamps:
-        stamps[track, split, version_id] = _board_generation(track, split, version_id)
-    return stamps[track, split, version_id]
+    """A key that changes whenever the ranking of a board can change.
 
-
-def _board_generation(track: str, split: str, version_id: int) -> tuple[Any, ...]:
-    """A stamp that changes whenever the ranking of a board can change.
-
-    New scores raise the newest score id and the board's count; a rescore changes the sum
-    of the primary metric; publishing, withdrawing, hiding and deleting write the audit
-    log. Every part is read from an index, so computing it costs a few milliseconds.
+    The board's stamps (services/board_cache.py), bumped in the transaction of every change
+    and read once per request, and the app's cache token (two apps never share a key, even
+    on databases whose stamps restarted from zero).
     """
-    count, total = db.session.execute(
-        select(func.count(Score.id), func.sum(Score.primary_metric))
-        .where(*board_where(track, split, version_id))).one()
-    newest_score = db.session.scalar(select(func.max(Score.id)))
-    newest_audit = db.session.scalar(select(func.max(AuditLog.id)))
+    stamp = board_cache.stamp(track, split)
     database = str(current_app.config["SQLALCHEMY_DATABASE_URI"])
-    return (database, track, split, version_id, count, total, newest_score, newest_audit)
+    return (database, track, split, version_id, stamp.board, stamp.every,
+            board_cache.cache().token)
 
 
 @functools.lru_cache(maxsize=64)
