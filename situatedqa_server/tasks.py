@@ -50,7 +50,10 @@ def celery_init_app(app: Flask) -> Celery:
         # A task is acknowledged only when it has run; a killed worker's task is redelivered.
         task_acks_late=True, task_reject_on_worker_lost=True, worker_prefetch_multiplier=1,
         task_always_eager=bool(app.config["JOBS_EAGER"]), task_eager_propagates=True,
-        broker_transport_options={"visibility_timeout": max(lease * 4, 60)},
+        # Redis redelivers a message unacknowledged this long (a worker killed mid-task);
+        # the SQLAlchemy transport takes no such option (the sweep redelivers there).
+        broker_transport_options=({"visibility_timeout": max(lease * 4, 60)}
+                                  if broker_url(app).startswith("redis") else {}),
         broker_connection_retry_on_startup=True, worker_hijack_root_logger=False,
         task_default_queue="situatedqa")
     celery.task(name=TASK_NAMES["batch"])(_run_batch)
