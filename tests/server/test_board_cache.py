@@ -1,0 +1,154 @@
+"""Leaderboards served from the cache: every kind of change makes the next read fresh.
+
+Each step reads the board (filling the cache), changes something, and reads again through
+the same app: the second read must show the change. One change is made through a second app
+instance on the same database (its own cache), as another host would. A raw SQL change that
+does not bump the stamp shows that the reads are really served from the cache.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import select, text, update
+
+from benchmark import GoldSet
+from situatedqa_server.extensions import db
+from situatedqa_server.models import GoldVersion, Submission, Team, User
+from situatedqa_server.services import baselines, board_cache, gold_store, jobs, visibility
+
+from .conftest import api_upload, make_app, new_token, prediction_file, register
+
+BOARD = "/api/v1/leaderboards/geo?split=dev"
+
+
+def read(client: FlaskClient, query: str = "") -> dict[str, Any]:
+    """The dev board of geo as JSON."""
+    response = client.get(BOARD + query)
+    assert response.status_code == 200, response.get_data(as_text=True)
+    board: dict[str, Any] = response.json or {}
+    return board
+
+
+def names(client: FlaskClient, query: str = "") -> list[str]:
+    """The method names on the board, in order."""
+    return [entry["method_name"] for entry in read(client, query)["entries"]]
+
+
+def upload(client: FlaskClient, token: str, gold: Any, correct: int, name: str) -> int:
+    """A public upload with `correct` right answers; its id."""
+    response = api_upload(client, token, gold, prediction_file(gold, correct),
+                          method_name=name, public="true")
+    assert response.status_code == 201, response.get_data(as_text=True)
+    return int((response.json or {})["id"])
+
+
+def change(app: Flask, action: Any) -> None:
+    """Run a change in an app context of `app` (committed by the action or here)."""
+    with app.app_context():
+        action()
+        db.session.commit()
+
+
+def submission(submission_id: int) -> Submission:
+    """A submission by id, in the current session."""
+    return db.session.get_one(Submission, submission_id)
+
+
+def admin() -> User:
+    """Some user to act as moderator."""
+    return db.session.scalars(select(User)).first() or baselines.system_user()
+
+
+def test_every_change_makes_the_next_read_fresh(app: Flask, release_gold: GoldSet,
+                                                database: dict[str, Any], gold_dir: Path,
+                                                tmp_path: Path) -> None:
+    client = app.test_client()
+    register(client, "alice", team="Team A")
+    token = new_token(client)
+    gold = release_gold.get("geo", "dev")
+    assert read(client)["total"] == 0
+
+    # Uploads: the new entry is ranked at once, above or below the cached ones.
+    high = upload(client, token, gold, 900, "high")
+    assert names(client) == ["high"]
+    low = upload(client, token, gold, 100, "low")
+    assert names(client) == ["high", "low"]
+    assert names(client, "&sort=em_rare&order=asc")[0] in {"high", "low"}
+    private = api_upload(client, token, gold, prediction_file(gold, 500), method_name="mid",
+                         public="false")
+    mid = int((private.json or {})["id"])
+    assert names(client) == ["high", "low"]
+
+    # Publish and withdraw through the API.
+    client.post(f"/api/v1/submissions/{mid}/publish", headers={"Authorization": f"Bearer {token}"})
+    assert names(client) == ["high", "mid", "low"]
+    assert names(client, "&sort=method_name&order=asc") == ["high", "low", "mid"]
+    client.post(f"/api/v1/submissions/{mid}/withdraw",
+                headers={"Authorization": f"Bearer {token}"})
+    assert names(client) == ["high", "low"]
+    assert names(client, "&sort=method_name&order=asc") == ["high", "low"]
+
+    # Moderation: hide, unhide, flag, unflag (the flag is shown on the board).
+    change(app, lambda: visibility.hide(submission(low), admin(), "spam"))
+    assert names(client) == ["high"]
+    change(app, lambda: visibility.unhide(submission(low), admin()))
+    assert names(client) == ["high", "low"]
+    change(app, lambda: visibility.flag(submission(high), admin(), "check the paper"))
+    assert read(client)["entries"][0]["flag"] == "check the paper"
+    change(app, lambda: visibility.unflag(submission(high), admin()))
+    assert read(client)["entries"][0]["flag"] is None
+
+    # A team rename shows on every board.
+    change(app, lambda: setattr(db.session.scalars(select(Team).where(
+        Team.name == "Team A")).one(), "name", "Team B"))
+    assert {entry["team"] for entry in read(client)["entries"]} == {"Team B"}
+
+    # Paper rows imported, then removed again.
+    paper = baselines.ReportedRow("geo", "dev", "paper method", baselines.REPORTED_PREFIX + "x",
+                                  "other", False, {"em": 50.0})
+    change(app, lambda: baselines.sync_reported([paper]))
+    assert names(client) == ["high", "paper method", "low"]
+    change(app, lambda: baselines.sync_reported([]))
+    assert names(client) == ["high", "low"]
+
+    # Baseline regeneration replaces entries with bulk statements.
+    change(app, lambda: baselines._remove([submission(low)]))
+    assert names(client) == ["high"]
+
+    # A change made through another app instance on the same database (its own cache).
+    other = make_app(database, gold_dir, tmp_path / "other")
+    change(other, lambda: visibility.publish(submission(mid), None))
+    assert names(client) == ["high", "mid"]
+    change(other, lambda: visibility.delete(submission(mid), None))
+    assert names(client) == ["high"]
+
+    # A gold switch (rescore job, then the flip): the board shows the new version.
+    def new_version() -> None:
+        active = gold_store.active_version()
+        version = GoldVersion(name="second", as_of=date(2022, 1, 1), fingerprint="f",
+                              parent_id=active.id, gold_sha256=active.gold_sha256, changes=[])
+        db.session.add(version)
+        db.session.commit()
+        jobs.run_inline(jobs.start_activation(version, None).id)
+    assert read(client)["gold_version"] == gold_store.FIRST_VERSION_NAME
+    change(other, new_version)
+    board = read(client)
+    assert board["gold_version"] == "second" and names(client) == ["high"]
+
+    # The reads above came from the cache: a raw write that skips the stamp is not seen
+    # until the stamp is bumped (as bump_sql does for writes outside the session).
+    with app.app_context():
+        db.session.execute(update(Submission).where(Submission.id == high)
+                           .values(method_name="renamed"))
+        db.session.info.pop("situatedqa_changed_boards", None)  # skip the session's bump
+        db.session.commit()
+    assert names(client) == ["high"]
+    with app.app_context():
+        db.session.execute(text(board_cache.bump_sql()), {"track": "geo", "split": "dev"})
+        db.session.commit()
+    assert names(client) == ["renamed"]
