@@ -1,7 +1,8 @@
-"""The fast path of prediction parsing: well-formed QA files in a few C calls.
+"""The fast path of prediction parsing: well-formed files in a few C calls.
 
 Formats: JSON Lines of official records (with or without the dataset's gold fields) or of
-compact {key, prediction} records, and one {key: prediction} JSON object.
+compact {key, prediction} records, and one {key: prediction} JSON object; for
+identification, JSON Lines of {key or id, label and/or score} with true/false labels.
 
 It accepts a file only when it can prove that the exact, line-by-line parser in formats.py
 would accept it with the same answers; on any doubt it returns None and that parser runs
@@ -59,6 +60,10 @@ def _official_shapes(name: str, context: Sequence[str]) -> tuple[Shape, Shape]:
 
 _KEYED = _shape("Keyed", [("key", str), ("prediction", str)])
 _MAP_DECODER = msgspec.json.Decoder(dict[str, str])
+_ID_VALUES: list[list[tuple[str, Any]]] = [
+    [("label", bool)], [("score", float)], [("label", bool), ("score", float)]]
+_ID_KEYED = [_shape(f"KeyedId{i}", [("key", str), *v]) for i, v in enumerate(_ID_VALUES)]
+_ID_OFFICIAL = [_shape(f"Id{i}", [("id", int), *v]) for i, v in enumerate(_ID_VALUES)]
 _OFFICIAL: dict[str, tuple[tuple[Shape, Shape], Callable[[list[Any]], list[str]]]] = {
     "temp": (_official_shapes("Temp", ("date", "date_type")),
              lambda rs: [f"{r.id}|{r.date}|{r.date_type}" for r in rs]),
@@ -129,24 +134,19 @@ def _no_repeated_field(view: npt.NDArray[np.uint8], key_count: int) -> bool:
     return int(np.count_nonzero(before == ord('"'))) == key_count
 
 
-def fast_answers(data: bytes, gold: GoldSplit) -> tuple[str, tuple[str, ...]] | None:
-    """(layout, answers in gold order) of a well-formed QA file; None when unsure.
-
-    JSON Lines (official or compact records) or one {key: prediction} object.
-    """
-    if gold.is_identification or gold.track not in _OFFICIAL:
-        return None
-    body = data.removeprefix(_BOM)
-    body = body.rstrip(b"\n")
+def _prepared(data: bytes) -> tuple[bytes, npt.NDArray[np.uint8]] | None:
+    """The text without BOM and final newlines, and its bytes, when its text checks pass."""
+    body = data.removeprefix(_BOM).rstrip(b"\n")
     if not body.startswith(b"{") or b"\x00" in body:
         return None
     view = np.frombuffer(body, dtype=np.uint8)
     if _has_nul_escape(body, view) or not (body.isascii() or _valid_utf8(view)):
         return None
-    read = _read_lines(body, view, gold) or _read_map(body, view)
-    if read is None:
-        return None
-    layout, keys, answers = read
+    return body, view
+
+
+def _positions(keys: list[str], gold: GoldSplit) -> npt.NDArray[np.intp] | None:
+    """Gold position of each key when the keys are the gold's, each once; else None."""
     n = len(keys)
     if n != len(gold):
         return None
@@ -156,11 +156,75 @@ def fast_answers(data: bytes, gold: GoldSplit) -> tuple[str, tuple[str, ...]] | 
         return None
     if not np.array_equal(np.bincount(positions, minlength=n), np.ones(n, dtype=np.intp)):
         return None  # a duplicate, hence (as n is the gold's size) a missing example
-    if np.array_equal(positions, np.arange(n)):
+    return positions
+
+
+def _in_gold_order(values: Sequence[Any], positions: npt.NDArray[np.intp], dtype: Any) -> Any:
+    """The values moved to their gold positions (an array of dtype)."""
+    ordered = np.empty(len(values), dtype=dtype)
+    ordered[positions] = values
+    return ordered
+
+
+def fast_answers(data: bytes, gold: GoldSplit) -> tuple[str, tuple[str, ...]] | None:
+    """(layout, answers in gold order) of a well-formed QA file; None when unsure.
+
+    JSON Lines (official or compact records) or one {key: prediction} object.
+    """
+    if gold.is_identification or gold.track not in _OFFICIAL:
+        return None
+    prepared = _prepared(data)
+    if prepared is None:
+        return None
+    read = _read_lines(*prepared, gold) or _read_map(*prepared)
+    if read is None:
+        return None
+    layout, keys, answers = read
+    positions = _positions(keys, gold)
+    if positions is None:
+        return None
+    if np.array_equal(positions, np.arange(len(keys))):
         return layout, tuple(answers)
-    ordered = np.empty(n, dtype=object)
-    ordered[positions] = answers
-    return layout, tuple(ordered.tolist())
+    return layout, tuple(_in_gold_order(answers, positions, object).tolist())
+
+
+def fast_labels(
+    data: bytes, gold: GoldSplit
+) -> tuple[str, npt.NDArray[np.bool_], npt.NDArray[np.float64] | None] | None:
+    """(layout, labels, scores or None) in gold order of a well-formed identification file.
+
+    JSON Lines records {key or id, label (true/false) and/or score (a number in [0, 1])}, the
+    same fields on every record; None when unsure (other label spellings included).
+    """
+    if not gold.is_identification:
+        return None
+    prepared = _prepared(data)
+    if prepared is None:
+        return None
+    body, view = prepared
+    keyed = body.startswith(b'{"key"')
+    try:
+        records = _decode(body, view, _ID_KEYED if keyed else _ID_OFFICIAL)
+    except (msgspec.DecodeError, ValueError):
+        return None
+    keys = [r.key for r in records] if keyed else [str(r.id) for r in records]
+    positions = _positions(keys, gold)
+    if positions is None:
+        return None
+    fields = msgspec.structs.fields(type(records[0]))
+    names = {f.name for f in fields}
+    scores = None
+    if "score" in names:
+        scores = _in_gold_order([r.score for r in records], positions, np.float64)
+        if not np.all((scores >= 0.0) & (scores <= 1.0)):
+            return None
+    if "label" in names:
+        labels = _in_gold_order([r.label for r in records], positions, np.bool_)
+    elif scores is not None:
+        labels = scores >= 0.5  # A score-only file is labelled at the natural threshold.
+    else:
+        return None
+    return "jsonl", labels, scores
 
 
 Read = tuple[str, list[str], list[str]]  # layout, keys, answers (file order)

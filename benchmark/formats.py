@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .fastparse import fast_answers
+from .fastparse import fast_answers, fast_labels
 from .gold import GoldSet, GoldSplit, curprev_key, geo_key, question_key, temp_key
 
 DEFAULT_MAX_PROBLEMS = 20
@@ -673,9 +673,16 @@ def parse_predictions(
     gives the same result: for tests and benchmarks.
     """
     data = decompress_limited(data, filename, max_bytes)
-    quick = fast_answers(data, gold) if fast else None
-    if quick is not None:
-        return Predictions(gold.track, gold.split, quick[0], answers=quick[1], keys=gold.keys)
+    if fast and gold.is_identification:
+        labelled = fast_labels(data, gold)
+        if labelled is not None:
+            return Predictions(gold.track, gold.split, labelled[0], labels=labelled[1],
+                               scores=labelled[2], keys=gold.keys)
+    elif fast:
+        quick = fast_answers(data, gold)
+        if quick is not None:
+            return Predictions(gold.track, gold.split, quick[0], answers=quick[1],
+                               keys=gold.keys)
     problems = _Collector(filename, max_problems)
     text = decode_text(data, filename)
     if not text.strip():

@@ -19,13 +19,20 @@ import string
 import unicodedata
 from typing import Any
 
+import numpy as np
 import pytest
-from bm_helpers import curprev_example, geo_example, present_example, temp_example
+from bm_helpers import (
+    curprev_example,
+    geo_example,
+    id_example,
+    present_example,
+    temp_example,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchmark import Example, GoldSplit, ValidationError, parse_predictions, score
-from benchmark.fastparse import fast_answers
+from benchmark import Example, GoldSplit, Predictions, ValidationError, parse_predictions, score
+from benchmark.fastparse import fast_answers, fast_labels
 from benchmark.normalize import normalize_answer, normalize_many
 from benchmark.tracks import track_info
 
@@ -379,3 +386,78 @@ def test_normalization_equals_the_plain_reference(values: list[str]) -> None:
     expected = [reference_normalize(t) for t in values]
     assert [normalize_answer(t) for t in values] == expected
     assert normalize_many(values + values[:3]) == expected + expected[:3]
+
+
+# --- identification files -------------------------------------------------------------------
+
+
+def _same_predictions(a: Predictions, b: Predictions) -> bool:
+    return (a.format == b.format and np.array_equal(a.labels, b.labels)
+            and (a.scores is None) == (b.scores is None)
+            and (a.scores is None or np.array_equal(a.scores, b.scores)))
+
+
+def check_id_agreement(raw: bytes, gold: GoldSplit) -> None:
+    """The identification fast path accepts only what the exact parser accepts, alike."""
+    quick = fast_labels(raw, gold)
+    try:
+        exact = parse_predictions(raw, gold, fast=False)
+    except ValidationError as error:
+        assert quick is None, f"fast path accepted a file the exact parser rejects: {error}"
+        with pytest.raises(ValidationError) as default_error:
+            parse_predictions(raw, gold)
+        assert default_error.value.problems == error.problems
+        return
+    if quick is not None:
+        assert _same_predictions(Predictions(gold.track, gold.split, quick[0], labels=quick[1],
+                                             scores=quick[2], keys=gold.keys), exact)
+    assert _same_predictions(parse_predictions(raw, gold), exact)
+
+
+ID_GOLD = GoldSplit("temp-id", "test", [id_example(i, i % 3 == 0, ("webq", "marco")[i % 2])
+                                        for i in range(1, 8)])
+ID_DAMAGE = {
+    "label as a word": lambda r: r.replace("true", '"yes"'),
+    "label as a number": lambda r: r.replace("false", "0"),
+    "score out of range": lambda r: r.replace("0.25", "1.5"),
+    "negative zero score": lambda r: r.replace("0.25", "-0.0"),
+    "integer score": lambda r: r.replace("0.25", "1"),
+    "score as text": lambda r: r.replace("0.25", '"0.25"'),
+    "huge score": lambda r: r.replace("0.25", "1e400"),
+    "repeated label": lambda r: r.replace("{", '{"label": false, ', 1),
+    "repeated label, space before colon": lambda r: r.replace("{", '{"label" : false, ', 1),
+    "label and prediction": lambda r: r.replace("{", '{"prediction": "yes", ', 1),
+    "unknown field": lambda r: r.replace("{", '{"x": 1, ', 1),
+    "id as text": lambda r: re.sub(r'"id": (\d+)', r'"id": "\1"', r),
+}
+
+
+@settings(SETTINGS, max_examples=300)
+@given(keyed=st.booleans(), fields=st.sampled_from([("label",), ("score",), ("label", "score")]),
+       data=st.data(), damage=st.lists(st.sampled_from(sorted(ID_DAMAGE)), max_size=2))
+def test_identification_fast_path(keyed: bool, fields: tuple[str, ...], data: st.DataObject,
+                                  damage: list[str]) -> None:
+    lines = []
+    for example in ID_GOLD:
+        record: dict[str, Any] = {"key": example.key} if keyed else {"id": example.id}
+        if "label" in fields:
+            record["label"] = data.draw(st.booleans())
+        if "score" in fields:
+            record["score"] = data.draw(st.sampled_from([0.25, 0.5, 0.0, 1.0, 0.7]))
+        lines.append(json.dumps(record))
+    order = data.draw(st.permutations(range(len(lines))))
+    lines = [lines[i] for i in order]
+    for name in damage:
+        i = data.draw(st.integers(0, len(lines) - 1))
+        lines[i] = ID_DAMAGE[name](lines[i])
+    raw = ("\n".join(lines) + "\n").encode()
+    check_id_agreement(raw, ID_GOLD)
+    if not damage:
+        assert fast_labels(raw, ID_GOLD) is not None
+
+
+@pytest.mark.parametrize("damage", sorted(ID_DAMAGE))
+def test_each_damage_to_an_identification_file(damage: str) -> None:
+    lines = [json.dumps({"id": e.id, "label": bool(e.label), "score": 0.25}) for e in ID_GOLD]
+    lines[2] = ID_DAMAGE[damage](lines[2])
+    check_id_agreement(("\n".join(lines) + "\n").encode(), ID_GOLD)
