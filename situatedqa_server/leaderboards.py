@@ -84,11 +84,11 @@ def board_args() -> dict[str, str]:
 
 def sort_url(column: str) -> str:
     """The current page's URL sorted by column (toggling the order when already sorted)."""
-    args = board_args()
+    args: dict[str, Any] = board_args()
     same = args.get("sort") == column
     args.update(sort=column, order="asc" if same and args.get("order") != "asc" else "desc")
     args.pop("page", None)
-    return url_for("leaderboards.show", track=request.view_args["track"], **args)
+    return url_for("leaderboards.show", track=(request.view_args or {})["track"], **args)
 
 
 def csv_text(value: str | None) -> str | None:

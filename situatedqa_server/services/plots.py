@@ -323,7 +323,7 @@ def top_plot(track: str, split: str, version_id: int, top: int) -> PlotSpec:
                     table=[["entry", "metric", *TABLE_HEADER[1:]],
                            *[row for name, bars in series for row in table_rows(bars, name)]],
                     note=None if series else (
-                        "No published entries on this board yet: its plots appear with the "
+                        "No published submissions on this board yet: its plots appear with the "
                         "first one."))
 
 

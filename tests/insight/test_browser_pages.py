@@ -159,7 +159,7 @@ def test_boards_say_something_and_fit(boards: dict[str, Any], size: tuple[int, i
 
         page.goto(f"{url}/leaderboards/present?split=dev")  # an empty board: a sentence
         assert page.locator("figure.plot").count() == 0
-        assert "No published entries on this board yet" in page.inner_text(".plot-note")
+        assert "No published submissions on this board yet" in page.inner_text(".plot-note")
 
         page.goto(f"{url}/leaderboards/present?split=test")
         assert "listed after the ranked entries" in page.inner_text("#paper-rows")
