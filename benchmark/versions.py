@@ -394,10 +394,10 @@ def realign(predictions: Predictions, gold: GoldSplit) -> Predictions:
     Predictions for examples the gold no longer has are dropped; an example with no
     prediction (added after the file was made) counts as wrong.
     """
-    if predictions.keys == tuple(e.key for e in gold.examples):
+    if predictions.keys == gold.keys:
         return predictions
     position = {key: i for i, key in enumerate(predictions.keys)}
-    keys = tuple(e.key for e in gold.examples)
+    keys = gold.keys
     if predictions.answers is not None:
         # An empty answer matches no gold answer: gold answers are non-empty strings.
         answers = tuple(predictions.answers[position[k]] if k in position else "" for k in keys)
