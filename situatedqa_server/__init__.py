@@ -74,9 +74,12 @@ def _instance_secret_key(instance: Path) -> str:
 def _init_extensions(app: Flask) -> None:
     """Bind the database, migrations, CSRF, rate limits, security headers and error pages."""
     from . import errors, tasks
-    from .extensions import csrf, db, limiter, migrate
+    from .extensions import configure_sqlite, csrf, db, limiter, migrate
 
     db.init_app(app)
+    with app.app_context():
+        for engine in db.engines.values():
+            configure_sqlite(engine)
     migrate.init_app(app, db, directory=str(Path(__file__).parent / "migrations"))
     csrf.init_app(app)
     limiter.init_app(app)

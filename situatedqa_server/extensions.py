@@ -36,7 +36,13 @@ csrf = CSRFProtect()
 limiter = Limiter(key_func=get_remote_address)
 
 
-@event.listens_for(Engine, "connect")
+def configure_sqlite(engine: Engine) -> None:
+    """On the app's own SQLite engines only (not, e.g., the embedded job broker's)."""
+    if engine.dialect.name == "sqlite":
+        event.listen(engine, "connect", _sqlite_connect)
+        event.listen(engine, "begin", _sqlite_begin)
+
+
 def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
     """SQLite: let SQLAlchemy emit BEGIN itself, enforce foreign keys, wait on locks."""
     if type(dbapi_connection).__module__ != "sqlite3":
@@ -50,7 +56,6 @@ def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-@event.listens_for(Engine, "begin")
 def _sqlite_begin(connection: Connection) -> None:
     """SQLite: BEGIN IMMEDIATE for transactions that must hold the write lock from the start."""
     if connection.dialect.name != "sqlite":
