@@ -63,18 +63,26 @@ def show(track: str) -> str:
 
 
 def paper_notes(board: Board) -> dict[str, Any]:
+    """The footnote on a leaderboard page's paper rows."""
+    q = board.query
+    return paper_notes_for(q.track, q.split, board.entries, board.primary)
+
+
+@bp.app_template_global()
+def paper_notes_for(track: str, split: str, entries: list[dict[str, Any]],
+                    primary: str) -> dict[str, Any]:
     """The footnote on paper rows: partition sizes that differ, and rows without a rank."""
-    paper = [e for e in board.entries if e["reported"]]
+    paper = [e for e in entries if e["reported"]]
     if not paper:
         return {"paper": False}
-    q = board.query
-    sizes = PAPER_PARTITION_SIZES.get((q.track, q.split), {})
-    masks = gold_store.get_split(q.track, q.split).partition_masks if sizes else {}
+    sizes = PAPER_PARTITION_SIZES.get((track, split), {})
+    masks = gold_store.get_split(track, split).partition_masks if sizes else {}
     counts = [{"label": column_label(f"em_{name}"), "paper": size,
                "release": int(masks[name].sum())}
               for name, size in sizes.items() if name in masks]
-    unranked = sum(1 for e in paper if e["metrics"].get(board.primary) is None)
-    return {"paper": True, "counts": counts, "unranked": unranked}
+    unranked = sum(1 for e in paper if e["metrics"].get(primary) is None)
+    return {"paper": True, "counts": counts, "unranked": unranked,
+            "primary": column_label(primary)}
 
 
 def board_args() -> dict[str, str]:

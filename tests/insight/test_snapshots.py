@@ -11,7 +11,7 @@ from sqlalchemy import update
 
 from benchmark import GoldSet
 from situatedqa_server.extensions import db
-from situatedqa_server.models import Score
+from situatedqa_server.models import ReportedEntry, Score
 
 from .conftest import PASSWORD, api_upload, csrf_token, login, prediction_file
 
@@ -80,3 +80,17 @@ def test_snapshot_page_offers_bibtex(seeded: dict[str, Any]) -> None:
     listing = root.get("/snapshots/?track=temp").get_data(as_text=True)
     assert url.split("/")[-1] in listing and second.split("/")[-1] in listing
     assert root.get("/snapshots/nope").status_code == 404
+
+
+def test_snapshot_with_paper_rows_says_how_the_partitions_differ(seeded: dict[str, Any]) -> None:
+    app = seeded["client"].application
+    with app.app_context():
+        db.session.add(ReportedEntry(track="temp", split="test", method_name="DPR (paper)",
+                                     source="Table 5", primary_metric=23.0,
+                                     metrics={"em": 23.0, "em_sampled": 17.2}))
+        db.session.commit()
+    url = freeze(organizer(seeded))
+    html = app.test_client().get(url).get_data(as_text=True)
+    assert "DPR (paper)" in html
+    assert "Sampled has 1,482 examples here and 1,472 in the paper" in html
+    assert "Start has 913 examples here and 923 in the paper" in html
