@@ -34,6 +34,8 @@ _JSON_NAME = re.compile(r"\.jsonl?(\.gz)?$", re.IGNORECASE)
 #: Characters no stored or shown text may hold: NUL and lone surrogates (a decoded string
 #: holds a surrogate only when it was written as a lone \\uD800-\\uDFFF escape).
 _BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
+#: An escape that may decode to a NUL or a surrogate (or text that merely looks like one).
+_MAY_HOLD_BAD_TEXT = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")
 #: Every escape of a JSON text, in order (an escaped backslash is one escape).
 _JSON_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
 
@@ -511,6 +513,9 @@ class _Parsed:
     bad_values: set[str] = field(default_factory=set)
     #: The key each record names, whether or not it belongs to the split.
     named_keys: list[str] = field(default_factory=list)
+    #: False when the text has no escape that decodes to a NUL or a surrogate: then no
+    #: record can hold one (raw NULs are refused, and valid UTF-8 has no surrogate).
+    check_text: bool = True
 
 
 def _wrong_track_hint(track: str, record: Mapping[str, Any]) -> str | None:
@@ -529,11 +534,10 @@ def _read_record(
     named = natural_key(record)
     if named is not None:
         parsed.named_keys.append(printable(named))
-    if _reject_bad_text(record, line, problems):
-        key = natural_key(record)
-        if key in gold.index and key not in parsed.seen_lines:
-            parsed.seen_lines[key] = line  # reported; "no prediction" would only add noise
-            parsed.bad_values.add(key)
+    if parsed.check_text and _reject_bad_text(record, line, named, problems):
+        if named in gold.index and named not in parsed.seen_lines:
+            parsed.seen_lines[named] = line  # reported; "no prediction" would only add noise
+            parsed.bad_values.add(named)
         return
     if "key" in record:
         key = record["key"]
@@ -564,7 +568,9 @@ def _read_record(
         _read_answer(record, line, key, parsed, problems)
 
 
-def _reject_bad_text(record: dict[str, Any], line: int | None, problems: _Collector) -> bool:
+def _reject_bad_text(
+    record: dict[str, Any], line: int | None, key: str | None, problems: _Collector
+) -> bool:
     """Report a NUL or lone surrogate in the record (stored text must be valid Unicode)."""
     for name, value in record.items():
         bad = _bad_text(name) or _bad_text(value)
@@ -577,7 +583,7 @@ def _reject_bad_text(record: dict[str, Any], line: int | None, problems: _Collec
             message = (f"field {field_name} holds a lone surrogate ({_escape(bad)}), which is not "
                        "a character: write the text itself, or a character beyond U+FFFF as a "
                        "complete surrogate pair")
-        problems.add(message, line, natural_key(record))
+        problems.add(message, line, key)
         return True
     return False
 
@@ -688,7 +694,7 @@ def parse_predictions(
     if not text.strip():
         raise ValidationError([Problem(filename, "file is empty")])
     layout, entries = _entries(text, gold, problems)
-    parsed = _Parsed()
+    parsed = _Parsed(check_text=_MAY_HOLD_BAD_TEXT.search(text) is not None)
     for line, record in entries:
         _read_record(gold, line, record, parsed, problems)
     _check_complete(gold, parsed, problems)

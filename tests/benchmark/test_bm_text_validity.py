@@ -147,3 +147,24 @@ def test_a_csv_with_a_wrong_header_is_still_told_so() -> None:
         parse_predictions(b"id,prediction\n1|2019|orig,a\n", GOLDS["temp"], filename="p.csv")
     assert caught.value.problems[0].message == (
         "CSV header must be key,prediction, got 'id,prediction'")
+
+
+@pytest.mark.parametrize("escape", ["\\uD800", "\\uDbFf", "\\udc00", "\\uDFFF", "\\u0000"])
+def test_escapes_in_any_case_are_found(escape: str) -> None:
+    gold = GOLDS["present"]
+    data = ('{"key": "1", "prediction": "a"}\n'
+            f'{{"key": "2", "prediction": "x{escape}"}}\n').encode()
+    for compact in (data, b"\xef\xbb\xbf" + data):
+        with pytest.raises(ValidationError) as caught:
+            parse_predictions(compact, gold, filename="p.jsonl")
+        [problem] = caught.value.problems
+        assert (problem.line, problem.key) == (2, "2")
+        assert escape.lower() in problem.message.lower()
+
+
+def test_text_that_only_looks_like_an_escape_is_accepted() -> None:
+    gold = GOLDS["present"]
+    data = b'{"key": "1", "prediction": "\\\\ud800"}\n{"key": "2", "prediction": "\\\\u0000"}\n'
+    assert parse_predictions(data, gold).answers == ("\\ud800", "\\u0000")
+    csv_data = b"key,prediction\n1,\\ud800\n2,\\u0000\n"
+    assert parse_predictions(csv_data, gold).answers == ("\\ud800", "\\u0000")
