@@ -3,11 +3,15 @@
 Usage: .venv/bin/python scripts/bench_server.py [--database-url URL] [--release DIR]
 
 Creates a private schema in the database (dropped afterwards), migrates it and imports the
-gold with `flask --app app setup`, starts gunicorn as a real subprocess, then measures:
-  1. upload-to-ranked latency: 8 concurrent clients POST public test-split files; when the
-     201 arrives the entry is committed and ranked (ranks are computed when read);
-  2. the leaderboard page and its JSON with 10,000 submissions bulk-inserted in the track;
-  3. the resident memory (RSS) of each gunicorn worker.
+gold into it with `flask --app app setup --from RELEASE`, starts gunicorn as a real
+subprocess, then measures:
+  1. upload-to-ranked latency, 1 client and 8 concurrent clients POSTing public test-split
+     files: when the 201 arrives the entry is committed and its board's stamp bumped, so the
+     next read of the board anywhere ranks it;
+  2. the leaderboard page and its JSON with 10,000 submissions bulk-inserted in the track
+     (raw SQL, so the script bumps the board's stamp itself);
+  3. the page sorted by a breakdown column (p99 over `--runs` reads);
+  4. the resident memory (RSS) of each gunicorn worker at the end.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -58,16 +63,22 @@ def run(args: list[str], env: dict[str, str]) -> str:
     return result.stdout
 
 
-def prediction_file(gold_dir: Path, track: str, split: str, accuracy: float) -> bytes:
+def prediction_file(examples: list[tuple[str, list[str]]], accuracy: float) -> bytes:
     """A JSONL prediction file that is right on about `accuracy` of the examples."""
     lines = []
-    with (gold_dir / f"{track}.{split}.jsonl").open(encoding="utf-8") as records:
-        for line in records:
-            record = json.loads(line)
-            right = random.random() < accuracy and record.get("answers")
-            answer = record["answers"][0] if right else "no idea"
-            lines.append(json.dumps({"key": record["key"], "prediction": answer}))
+    for key, answers in examples:
+        right = random.random() < accuracy and answers
+        lines.append(json.dumps({"key": key, "prediction": answers[0] if right else "no idea"}))
     return ("\n".join(lines) + "\n").encode()
+
+
+def gold_examples(release: str, track: str, split: str) -> list[tuple[str, list[str]]]:
+    """(key, answers) of every example of a split of the release."""
+    sys.path.insert(0, str(ROOT))
+    from benchmark import import_release
+
+    gold = import_release(Path(release)).get(track, split)
+    return [(e.key, list(e.answers)) for e in gold.examples]
 
 
 def bulk_insert(url: str, schema: str, track: str, split: str, count: int) -> None:
@@ -113,6 +124,11 @@ def bulk_insert(url: str, schema: str, track: str, split: str, count: int) -> No
             "json_to_recordset(:rows) AS r(submission_id int, gold_version_id int, track text, "
             "split text, n int, primary_metric float, metrics json, ci json, counts json)"),
             {"rows": json.dumps(scores)})
+        # Written outside the app's session: bump the board's stamp as the app would.
+        connection.execute(sa.text(
+            "INSERT INTO board_stamp (track, split, generation) VALUES (:track, :split, 1) "
+            "ON CONFLICT (track, split) DO UPDATE SET generation = board_stamp.generation + 1"),
+            {"track": track, "split": split})
         connection.execute(sa.text("ANALYZE"))
     engine.dispose()
 
@@ -164,13 +180,12 @@ def main() -> None:
     workdir = Path(tempfile.mkdtemp(prefix="sqa-bench-"))
     port = free_port()
     env = {**os.environ, "DATABASE_URL": f"{args.database_url}?options=-csearch_path%3D{schema}",
-           "SECRET_KEY": secrets.token_hex(32), "SITUATEDQA_GOLD_DIR": str(workdir / "gold"),
-           "SITUATEDQA_SUBMISSIONS_DIR": str(workdir / "submissions"),
+           "SECRET_KEY": secrets.token_hex(32), "SITUATEDQA_CACHE_DIR": str(workdir / "cache"),
            "SITUATEDQA_DATA": args.release, "SITUATEDQA_TEST_DAILY_QUOTA": "100000",
            "SITUATEDQA_TEST_TOTAL_QUOTA": "100000", "SITUATEDQA_UPLOAD_RATE_LIMIT": "100000/minute"}
     server = None
     try:
-        run([str(BIN / "flask"), "--app", "app", "setup"], env)
+        run([str(BIN / "flask"), "--app", "app", "setup", "--from", args.release], env)
         run([str(BIN / "flask"), "--app", "app", "users", "create", "bench", "--email",
              "bench@example.org", "--password", "benchmark password 123"], env)
         token = run([str(BIN / "flask"), "--app", "app", "tokens", "create", "bench"],
@@ -187,24 +202,34 @@ def main() -> None:
                 break
             except requests.RequestException:
                 time.sleep(0.2)
-        gold_dir = workdir / "gold"
-        files = [prediction_file(gold_dir, args.track, "test", a) for a in (0.2, 0.3, 0.4)]
+        examples = gold_examples(args.release, args.track, "test")
+        # Distinct files (a team may not upload the same predictions twice on a board).
+        count = 4 * args.workers + args.uploads * (args.clients + 1)
+        files = [prediction_file(examples, 0.2 + 0.3 * random.random()) for _ in range(count)]
+        sessions = threading.local()
 
         def upload(number: int) -> float:
+            if not hasattr(sessions, "session"):
+                sessions.session = requests.Session()
             start = time.perf_counter()
-            response = requests.post(
+            response = sessions.session.post(
                 base + "/api/v1/submissions", headers={"Authorization": f"Bearer {token}"},
                 data={"track": args.track, "split": "test", "method_name": f"bench {number}",
                       "public": "true"},
-                files={"file": ("p.jsonl", files[number % 3])}, timeout=120)
+                files={"file": ("p.jsonl", files[number])}, timeout=120)
             if response.status_code != 201:
                 raise SystemExit(f"upload {number}: {response.status_code} {response.text}")
             return (time.perf_counter() - start) * 1000
 
-        for warm in range(4 * args.workers):
-            upload(-warm - 1)
+        warm = 4 * args.workers
+        for number in range(warm):
+            upload(number)
+        single = [upload(warm + number) for number in range(args.uploads)]
+        first = warm + args.uploads
+        started = time.perf_counter()
         with ThreadPoolExecutor(max_workers=args.clients) as pool:
-            uploads = list(pool.map(upload, range(args.clients * args.uploads)))
+            uploads = list(pool.map(upload, range(first, first + args.clients * args.uploads)))
+        rate = len(uploads) / (time.perf_counter() - started)
 
         bulk_insert(args.database_url, schema, args.track, "test", args.bulk)
         session = requests.Session()
@@ -214,7 +239,7 @@ def main() -> None:
         page = timed_get(session, board, args.runs)
         api = timed_get(session, board_json, args.runs)
         sorted_page = timed_get(session, board + "&sort=em_rare" if args.track == "geo"
-                                else board + "&sort=em_static", args.runs // 2)
+                                else board + "&sort=em_static", args.runs)
         total = session.get(board_json, timeout=60).json()["total"]
         rss = worker_rss(server.pid)
     finally:
@@ -228,12 +253,16 @@ def main() -> None:
     cpu = next((line.split(":", 1)[1].strip() for line in
                 Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")),
                platform.processor())
+    load = os.getloadavg()[0]
     print(f"Machine: {os.cpu_count()} CPUs ({cpu}), Python {platform.python_version()}, "
           f"gunicorn -w {args.workers} --threads {args.threads}, PostgreSQL, track "
-          f"{args.track}/test, {total} entries on the board at the end")
+          f"{args.track}/test, {total} entries on the board at the end; "
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {load:.1f}")
+    print(f"{args.clients} clients: {rate:.1f} uploads/s")
     print("| measure | n | p50 ms | p99 ms |")
     print("|---|---|---|---|")
-    for name, values in ((f"upload-to-ranked ({args.clients} concurrent clients)", uploads),
+    for name, values in (("upload-to-ranked (1 client)", single),
+                         (f"upload-to-ranked ({args.clients} concurrent clients)", uploads),
                          (f"leaderboard page ({args.bulk:,} submissions)", page),
                          ("leaderboard JSON", api),
                          ("leaderboard page sorted by a breakdown column", sorted_page)):

@@ -61,7 +61,7 @@ def retry_after(details: dict[str, Any]) -> dict[str, str]:
     """A Retry-After header (seconds to the reset) for a quota that resets; none otherwise."""
     if not details.get("resets_at"):
         return {}
-    moment = datetime.fromisoformat(details["resets_at"].replace("Z", "+00:00"))
+    moment = datetime.fromisoformat(details["resets_at"])
     return {"Retry-After": str(max(1, int((moment - datetime.now(UTC)).total_seconds()) + 1))}
 
 
@@ -80,14 +80,6 @@ def _insert_missing(model: type[Any], **values: Any) -> None:
     dialect = db.session.get_bind().dialect.name
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
     db.session.execute(insert(model).values(**values).on_conflict_do_nothing())
-
-
-def _counter(team_id: int, track: str, period: str) -> QuotaCounter:
-    _insert_missing(QuotaCounter, team_id=team_id, track=track, period=period, used=0)
-    return db.session.execute(
-        select(QuotaCounter).where(QuotaCounter.team_id == team_id, QuotaCounter.track == track,
-                                   QuotaCounter.period == period)
-        .with_for_update().execution_options(populate_existing=True)).scalar_one()
 
 
 def usage(team_id: int, track: str) -> QuotaUsage:
@@ -118,15 +110,26 @@ def check(usage_now: QuotaUsage) -> None:
 
 
 def consume(team_id: int, track: str) -> None:
-    """Inside begin_locked(): check the quota and count one submission, or raise."""
-    # Lock order is always total, then day: concurrent requests cannot deadlock.
-    total = _counter(team_id, track, TOTAL)
-    today = _counter(team_id, track, utc_today().isoformat())
+    """Inside begin_locked(): count one submission and check the quota, or raise.
+
+    One statement: both counters are upserted with used + 1 and their new values returned,
+    locking the rows (total first, then the day: concurrent requests cannot deadlock) until
+    the upload's transaction ends. Over a limit, QuotaExceeded; the caller's rollback then
+    takes the increment back, so nothing is spent.
+    """
+    dialect = db.session.get_bind().dialect.name
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    today = utc_today().isoformat()
+    rows = insert(QuotaCounter).values(
+        [{"team_id": team_id, "track": track, "period": TOTAL, "used": 1},
+         {"team_id": team_id, "track": track, "period": today, "used": 1}])
+    statement = rows.on_conflict_do_update(
+        index_elements=["team_id", "track", "period"],
+        set_={"used": QuotaCounter.used + 1}).returning(QuotaCounter.period, QuotaCounter.used)
+    used: dict[str, int] = dict(db.session.execute(statement).tuples().all())
     config = current_app.config
-    check(QuotaUsage(today.used, config["TEST_DAILY_QUOTA"], total.used,
+    check(QuotaUsage(used[today] - 1, config["TEST_DAILY_QUOTA"], used[TOTAL] - 1,
                      config["TEST_TOTAL_QUOTA"]))
-    total.used += 1
-    today.used += 1
 
 
 def rejections_today(team_id: int) -> int:
