@@ -104,3 +104,38 @@ def test_pages_show_plots_with_alt_text(seeded: dict[str, Any]) -> None:
         for src, alt in images:
             assert len(alt) > 30
             assert_image(client.get(src.replace("&amp;", "&")), "png")
+
+
+def test_context_years_are_binned_by_decade_then_year(release_gold: GoldSet) -> None:
+    from situatedqa_server.services import plots
+
+    for split in ("dev", "test"):
+        gold = release_gold.get("temp", split)
+        bins = plots.year_buckets(gold)
+        assert all(int(b.mask.sum()) >= plots.MIN_TEST_BUCKET for b in bins)
+        assert sum(int(b.mask.sum()) for b in bins) == int((plots.context_years(gold) > 0).sum())
+        early = [b for b in bins if b.first < plots.DECADES_BEFORE]
+        assert early and all(b.last - b.first >= 9 for b in early[:-1])  # whole decades
+        assert any(b.first == b.last for b in bins)  # the busy recent years stand alone
+        assert len(bins) < 40  # not 123 points of noise
+
+
+def test_state_of_the_art_is_a_date_axis_over_two_days_at_least() -> None:
+    from datetime import date
+
+    from matplotlib.figure import Figure
+
+    from situatedqa_server.services import plots
+
+    steps = [(date(2026, 11, 30), 40.0), (date(2026, 12, 1), 45.0)]
+    figure = Figure()
+    ax = figure.add_subplot()
+    plots.draw_steps(steps, "EM", "")(ax)
+    figure.canvas.draw()
+    labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert labels and all(re.fullmatch(r"\d{4}-\d\d-\d\d", label) for label in labels), labels
+    assert "2026-11-30" in labels and "2026-12-01" in labels
+
+    lone = Figure().add_subplot()
+    plots.draw_steps(steps[:1], "EM", "one day only")(lone)
+    assert not lone.axison and [t.get_text() for t in lone.texts] == ["one day only"]
