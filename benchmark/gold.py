@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .normalize import normalize_answer, normalized_set
+from .normalize import normalize_answer, normalize_many
 from .tracks import (
     COMMON_LOCATIONS,
     DEFAULT_PRESENT_THRESHOLD,
@@ -129,12 +129,23 @@ class GoldSplit:
     @cached_property
     def normalized_answers(self) -> tuple[frozenset[str], ...]:
         """Each example's gold answers, normalized once."""
-        return tuple(normalized_set(e.answers) for e in self.examples)
+        return self._normalized_sets([e.answers for e in self.examples])
 
     @cached_property
     def normalized_any_answers(self) -> tuple[frozenset[str], ...]:
         """Each example's answers of all contexts, normalized once."""
-        return tuple(normalized_set(e.any_answers or e.answers) for e in self.examples)
+        return self._normalized_sets([e.any_answers or e.answers for e in self.examples])
+
+    @staticmethod
+    def _normalized_sets(answer_lists: list[tuple[str, ...]]) -> tuple[frozenset[str], ...]:
+        """normalized_set of every list, normalizing each distinct answer of all once."""
+        flat = normalize_many([a for answers in answer_lists for a in answers])
+        sets = []
+        start = 0
+        for answers in answer_lists:
+            sets.append(frozenset(flat[start:start + len(answers)]))
+            start += len(answers)
+        return tuple(sets)
 
     @cached_property
     def labels(self) -> BoolArray:
