@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import string
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
@@ -32,7 +32,3 @@ def normalize_many(texts: Sequence[str]) -> list[str]:
     normalized = {text: normalize_answer(text) for text in distinct}
     return list(map(normalized.__getitem__, texts))
 
-
-def normalized_set(answers: Iterable[str]) -> frozenset[str]:
-    """Normalize every answer once, for constant-time exact-match checks."""
-    return frozenset(normalize_answer(a) for a in answers)
