@@ -138,7 +138,7 @@ class GoldSplit:
 
     @staticmethod
     def _normalized_sets(answer_lists: list[tuple[str, ...]]) -> tuple[frozenset[str], ...]:
-        """normalized_set of every list, normalizing each distinct answer of all once."""
+        """The normalized answers of every list as a set, each distinct answer normalized once."""
         flat = normalize_many([a for answers in answer_lists for a in answers])
         sets = []
         start = 0

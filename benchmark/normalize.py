@@ -31,4 +31,3 @@ def normalize_many(texts: Sequence[str]) -> list[str]:
     distinct = dict.fromkeys(texts)
     normalized = {text: normalize_answer(text) for text in distinct}
     return list(map(normalized.__getitem__, texts))
-
