@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from .normalize import normalize_answer, normalize_many
+from .normalize import normalize_answer
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 20211107  # EMNLP 2021's first day: any fixed seed makes CIs reproducible.
@@ -31,13 +31,6 @@ CountStatistic = Callable[[IntArray], FloatArray]
 def exact_match(prediction: str, normalized_gold: frozenset[str]) -> bool:
     """EM: the normalized prediction equals any (already normalized) gold answer."""
     return normalize_answer(prediction) in normalized_gold
-
-
-def em_outcomes(
-    predictions: tuple[str, ...], normalized_gold: tuple[frozenset[str], ...]
-) -> BoolArray:
-    """Per-example EM against per-example normalized gold sets."""
-    return normalized_em(normalize_many(predictions), normalized_gold)
 
 
 def normalized_em(
