@@ -139,3 +139,21 @@ def test_state_of_the_art_is_a_date_axis_over_two_days_at_least() -> None:
     lone = Figure().add_subplot()
     plots.draw_steps(steps[:1], "EM", "one day only")(lone)
     assert not lone.axison and [t.get_text() for t in lone.texts] == ["one day only"]
+
+
+def test_top_entries_legend_sits_beside_the_bars_with_headroom_above_100() -> None:
+    from matplotlib.figure import Figure
+
+    from situatedqa_server.services import plots
+
+    series = [(f"entry {i} with a rather long method name", [
+        plots.Bar("EM", 100.0, (99.0, 100.0)), plots.Bar("Static", 98.0, (96.0, 100.0))])
+        for i in range(5)]
+    figure = Figure(figsize=plots.SIZE, layout="constrained")
+    ax = figure.add_subplot()
+    plots.draw_grouped(["EM", "Static"], series)(ax)
+    figure.canvas.draw()
+    legend = ax.get_legend().get_window_extent()
+    assert legend.x0 >= ax.get_window_extent().x1  # outside the axes: it covers no bar
+    assert ax.get_ylim()[1] > 100  # bars and whiskers at 100 stay clear of the frame
+    assert all(len(t.get_text()) <= 28 for t in ax.get_legend().get_texts())
