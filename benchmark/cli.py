@@ -133,7 +133,7 @@ def _load_predictions(path: Path, gold_set: GoldSet, gold: Any, max_bytes: int) 
     try:
         return parse_predictions(path.read_bytes(), gold, filename=str(path), max_bytes=max_bytes)
     except ValidationError as exc:
-        hint = wrong_split_hint(exc.keys, gold_set, gold.track, gold.split)
+        hint = wrong_split_hint(exc, gold_set, gold.track, gold.split)
         if hint:
             click.echo(f"{path}: {hint}", err=True)
         for problem in exc.problems:

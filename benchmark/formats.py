@@ -762,14 +762,15 @@ def match_splits(keys: Iterable[str], gold_set: GoldSet) -> list[SplitMatch]:
 
 
 def wrong_split_hint(
-    keys: Iterable[str], gold_set: GoldSet, track: str, split: str
+    keys: Iterable[str] | ValidationError, gold_set: GoldSet, track: str, split: str
 ) -> str | None:
     """One line to lead a rejection with when the keys belong to another track or split.
 
-    E.g. "none of these keys belong to geo/dev; they match temp/dev". None when the keys
-    belong where they were sent, or when no other split fits them better.
+    E.g. "none of these keys belong to geo/dev; they match temp/dev". `keys` are the file's
+    keys, or the ValidationError that rejected it (its `keys`). None when the keys belong
+    where they were sent, or when no other split fits them better.
     """
-    distinct = set(keys)
+    distinct = set(keys.keys if isinstance(keys, ValidationError) else keys)
     if not distinct:
         return None
     here = len(distinct & gold_set.get(track, split).index.keys())

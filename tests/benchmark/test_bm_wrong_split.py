@@ -40,6 +40,13 @@ def test_a_temp_dev_file_sent_as_geo_dev(release_gold: GoldSet) -> None:
             "none of these keys belong to geo/dev; they match temp/dev")
 
 
+def test_the_error_itself_will_do(release_gold: GoldSet) -> None:
+    with pytest.raises(ValidationError) as caught:
+        parse_predictions(_compact(release_gold, "geo", "test"), release_gold.get("geo", "dev"))
+    assert wrong_split_hint(caught.value, release_gold, "geo", "dev") == (
+        "none of these keys belong to geo/dev; they match geo/test")
+
+
 def test_a_temp_dev_file_sent_as_temp_test(release_gold: GoldSet) -> None:
     keys = _rejected_keys(_official(release_gold, "temp", "dev"), release_gold, "temp", "test")
     assert wrong_split_hint(keys, release_gold, "temp", "test") == (
