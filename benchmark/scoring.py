@@ -138,14 +138,18 @@ def compare(
     *,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    greater: bool = False,
 ) -> dict[str, PairedDifference]:
-    """Paired difference A - B of every metric on the same examples, with CI and p-value."""
+    """Paired difference A - B of every metric on the same examples, with CI and p-value.
+
+    The p-value is two-sided; greater=True makes it one-sided, for "A is better than B".
+    """
     if outcomes_a.shape != (len(gold),) or outcomes_b.shape != (len(gold),):
         raise ValueError("both outcome arrays must cover every example of the gold split")
     specs_b = {name: codes for name, codes, _, _ in _metric_specs(gold, outcomes_b)}
     return {
         name: paired_difference(codes_a, specs_b[name], categories, statistic,
-                                name=name, seed=seed, resamples=resamples)
+                                name=name, seed=seed, resamples=resamples, greater=greater)
         for name, codes_a, categories, statistic in _metric_specs(gold, outcomes_a)
     }
 

@@ -18,7 +18,8 @@ from .extensions import config_limit, db, limiter
 from .forms import SubmissionForm
 from .models import Score, Submission, User
 from .openapi import check_board_query
-from .services import accounts, idempotency, quotas, scoring, visibility
+from .services import accounts, idempotency, ladder, quotas, scoring, visibility
+from .services.duplicates import DuplicateSubmission
 from .services.gold_store import GoldUnavailable
 from .services.leaderboards import (
     BadBoardQuery,
@@ -55,6 +56,9 @@ def submission_json(submission: Submission, score: Score | None) -> dict[str, An
         "hidden": submission.hidden, "flag": submission.flag_reason,
         "submitted_at": iso(submission.created_at),
         "primary_metric": TRACK_INFO[submission.track].primary,
+        # Under the Ladder, a withheld submission shows the scores of shown_submission_id.
+        "released": submission.is_released, "shown_submission_id": scoring.shown_id(submission),
+        "feedback": ladder.message(submission),
         **scoring.score_payload(score),
         "description": submission.description, "paper_url": submission.paper_url,
         "code_url": submission.code_url, "model_type": submission.model_type,
@@ -97,6 +101,11 @@ def create_submission() -> tuple[dict[str, Any], int]:
             raise ApiError(409, "conflict", "a request with this Idempotency-Key is still "
                            "being processed; retry in a moment") from None
         return stored
+    except DuplicateSubmission as exc:
+        if key and (stored := replay(user, key, digest)) is not None:
+            return stored  # the same request, retried while the first was being stored
+        raise ApiError(409, "duplicate_submission", str(exc),
+                       {"submission_id": exc.earlier_id}) from None
     except FileTooLargeError as exc:
         raise ApiError(413, "file_too_large", str(exc), {"problems": exc.to_json()}) from None
     except ValidationError as exc:
@@ -168,7 +177,11 @@ def publish(submission_id: int) -> dict[str, Any]:
     """Publish a submission on the leaderboard."""
     user = token_user()
     submission = team_submission(submission_id, user)
-    visibility.publish(submission, user)
+    try:
+        visibility.publish(submission, user)
+    except visibility.NotReleased as exc:
+        raise ApiError(409, "not_released", str(exc),
+                       {"shown_submission_id": submission.shown_submission_id}) from None
     return submission_json(submission, scoring.score_for(submission))
 
 

@@ -21,7 +21,7 @@ from benchmark import TRACK_INFO
 
 from .extensions import db
 from .models import GoldVersion, Score, Submission, Team, Visibility
-from .services import diagnostics, exports, gold_store, plots, ranking, scoring
+from .services import diagnostics, exports, gold_store, ladder, plots, ranking, scoring
 from .services.gold_store import GoldUnavailable
 from .services.leaderboards import (
     BadBoardQuery,
@@ -46,8 +46,13 @@ PICKER_LIMIT = 500
 
 
 def scored(submission_id: int) -> tuple[Submission, Score]:
-    """A submission the visitor may see and its score on the active gold (404 otherwise)."""
+    """A submission the visitor may see and its score on the active gold (404 otherwise).
+
+    A submission whose scores the Ladder withheld has no plots, diagnostics or exports.
+    """
     submission = viewable_submission(submission_id)
+    if (withheld := ladder.message(submission)) is not None:
+        abort(404, f"submission {submission.id} is {withheld}")
     score = scoring.score_for(submission)
     if score is None:
         abort(404, "this submission has no score against the active gold version")
@@ -181,6 +186,8 @@ def picked_submission(name: str) -> tuple[Submission, Score] | None:
         raise PickError(f"{name.upper()}: there is no submission {int(raw)} that you may see "
                         "(it does not exist, was deleted, or is private to another team)",
                         404) from None
+    if (withheld := ladder.message(submission)) is not None:
+        raise PickError(f"{name.upper()}: submission {submission.id} is {withheld}", 409)
     score = scoring.score_for(submission)
     if score is None:
         raise PickError(f"{name.upper()}: submission {submission.id} has no score against the "
@@ -235,6 +242,7 @@ def compare_choices(a: Submission | None) -> list[dict[str, Any]]:
         visible = or_(visible, Submission.team_id == g.user.team_id)
     query = (select(Submission, Score.primary_metric, Team.name).join(Score).join(Team).where(
         Score.gold_version_id == gold_store.active_version().id, Submission.deleted_at.is_(None),
+        Submission.shown_submission_id.is_(None),  # the Ladder withheld the others' scores
         or_(Submission.hidden.is_(False), Submission.team_id == getattr(g.user, "team_id", -1)),
         visible))
     if a is not None:

@@ -18,6 +18,14 @@ def _bool(text: str) -> bool:
     raise ValueError(f"expected true or false, got {text!r}")
 
 
+def _feedback(text: str) -> str:
+    """Parse the test-feedback mode: full or ladder."""
+    value = text.strip().lower()
+    if value not in ("full", "ladder"):
+        raise ValueError(f"expected full or ladder, got {text!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class Setting:
     """One configuration key: Flask config name, default, parser, environment name, help."""
@@ -84,6 +92,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("TEST_TOTAL_QUOTA", 100, int,
             "Accepted test-split submissions per team and track in total.",
             "SITUATEDQA_TEST_TOTAL_QUOTA"),
+    Setting("TEST_FEEDBACK", "full", _feedback,
+            "What a team learns from a test submission: full (every score) or ladder (its "
+            "scores only when a one-sided paired bootstrap shows it better than the team's "
+            "best released one on the track's primary metric, p < 0.05; else that one's "
+            "scores again). See docs/integrity.md.", "SITUATEDQA_TEST_FEEDBACK"),
     Setting("REJECTED_DAILY_CAP", 50, int,
             "Rejected (invalid) uploads per team per UTC day before uploads get 429; "
             "rejected files never count against the test quota.",

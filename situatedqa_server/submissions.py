@@ -14,7 +14,8 @@ from .auth import login_required
 from .extensions import config_limit, db, limiter
 from .forms import ActionForm, SubmissionForm
 from .models import Submission
-from .services import quotas, scoring, visibility
+from .services import ladder, quotas, scoring, visibility
+from .services.duplicates import DuplicateSubmission
 from .services.gold_store import GoldUnavailable
 from .services.leaderboards import column_label
 
@@ -75,6 +76,9 @@ def upload() -> Any:
         status = 413 if isinstance(exc, FileTooLargeError) else 400
         return render_template("submissions/upload.html", form=form, quota=quota,
                                problems=exc.problems, truncated=exc.truncated), status
+    except DuplicateSubmission as exc:
+        flash(str(exc), "error")
+        return render_template("submissions/upload.html", form=form, quota=quota), 409
     except quotas.QuotaExceeded as exc:
         flash(exc.message, "error")
         return render_template("submissions/upload.html", form=form, quota=quota), 429
@@ -101,7 +105,7 @@ def detail(submission_id: int) -> str:
     own = g.user is not None and (g.user.team_id == submission.team_id or g.user.is_admin)
     return render_template("submissions/detail.html", submission=submission, score=score,
                            info=TRACK_INFO[submission.track], label=column_label, own=own,
-                           action=ActionForm())
+                           action=ActionForm(), withheld=ladder.message(submission))
 
 
 @bp.get("/<int:submission_id>/examples")
@@ -135,9 +139,13 @@ def filter_examples(rows: list[dict[str, Any]], args: Any) -> list[dict[str, Any
 
 @bp.post("/<int:submission_id>/publish")
 @login_required
-def publish(submission_id: int) -> Response:
-    """Show the submission on the public leaderboard."""
-    visibility.publish(owned_submission(submission_id), g.user)
+def publish(submission_id: int) -> Response | tuple[str, int]:
+    """Show the submission on the public leaderboard (409 if the Ladder withheld it)."""
+    try:
+        visibility.publish(owned_submission(submission_id), g.user)
+    except visibility.NotReleased as exc:
+        flash(str(exc), "error")
+        return detail(submission_id), 409
     flash("published on the leaderboard", "info")
     return redirect(url_for("submissions.detail", submission_id=submission_id))
 

@@ -30,7 +30,7 @@ from .auth import admin_required
 from .extensions import db
 from .forms import ActionForm
 from .models import GoldVersion, Submission
-from .services import gold_store, jobs, versions
+from .services import gold_store, jobs, scoring, versions
 
 bp = Blueprint("versions", __name__)
 #: Tracks whose answers move with time: their drift view plots EM against the as-of date.
@@ -54,8 +54,9 @@ def published_gold_versions() -> list[GoldVersion]:
 
 @bp.app_template_global()
 def gold_score_history(submission: Submission) -> list[Any]:
-    """A submission's scores under every published version."""
-    return versions.score_history(submission)
+    """A submission's released scores under every published version (see score_for)."""
+    shown = db.session.get(Submission, scoring.shown_id(submission))
+    return versions.score_history(shown) if shown is not None else []
 
 
 def published_or_404(version_id: int) -> GoldVersion:

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from flask import current_app
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 
 from benchmark import (
     TRACK_INFO,
@@ -24,7 +25,7 @@ from benchmark import (
 
 from ..extensions import db
 from ..models import GoldVersion, Score, Submission, User, Visibility, utcnow
-from . import audit, blobs, gold_store, quotas, versions
+from . import audit, blobs, duplicates, gold_store, ladder, quotas, versions
 
 HIDDEN_SPLIT = "test"
 
@@ -77,8 +78,9 @@ def new_score(submission: Submission, version: GoldVersion, result: ScoreResult)
                  scored_at=utcnow())
 
 
-#: Called with the new rows just before the upload's commit (e.g. to record an idempotency
-#: key in the same transaction).
+#: Called with the new submission and its released score (its own, or the one the Ladder
+#: shows instead) just before the upload's commit (e.g. to record an idempotency key in the
+#: same transaction).
 BeforeCommit = Callable[[Submission, Score], None]
 
 
@@ -87,8 +89,9 @@ def submit(user: User, track: str, split: str, data: bytes, filename: str,
            before_commit: BeforeCommit | None = None) -> tuple[Submission, Score]:
     """Validate, score and store an upload: all of it, or nothing and no quota spent.
 
-    Raises benchmark.ValidationError (after counting the rejection), QuotaExceeded or
-    GoldUnavailable.
+    Returns the submission and its released score (see score_for). Raises
+    benchmark.ValidationError (after counting the rejection), DuplicateSubmission,
+    QuotaExceeded or GoldUnavailable.
     """
     gold = gold_store.get_split(track, split)
     team_id = user.team_id
@@ -103,6 +106,13 @@ def submit(user: User, track: str, split: str, data: bytes, filename: str,
     try:
         return _insert(user, track, split, filename, meta, data, predictions, gold, result,
                        before_commit)
+    except IntegrityError:
+        db.session.rollback()
+        # A concurrent upload of the same predictions won the team's unique index.
+        earlier = duplicates.same_team(team_id, track, split, duplicates.digest(predictions))
+        if earlier is None:
+            raise
+        raise duplicates.DuplicateSubmission(earlier) from None
     except BaseException:
         db.session.rollback()
         raise
@@ -115,6 +125,8 @@ def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionM
     its scores (the caller rolls back on any error: none of it stays)."""
     quotas.begin_locked()
     gold_store.active_version()  # GoldUnavailable before any quota is spent
+    predictions_sha256 = duplicates.digest(predictions)
+    duplicates.check(user.team_id, track, split, predictions_sha256)
     if split == quotas.QUOTA_SPLIT:
         quotas.consume(user.team_id, track)
     now = utcnow()
@@ -127,23 +139,34 @@ def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionM
         knowledge_date=meta.knowledge_date, parameter_count=meta.parameter_count,
         visibility=(Visibility.PUBLIC if meta.public else Visibility.PRIVATE).value,
         published_at=now if meta.public else None, created_at=now)
+    duplicates.mark(submission, predictions_sha256)
     db.session.add(submission)
     # Also scored against any version being rescored, so none is missing after its switch.
     row = versions.upload_scores(submission, predictions, inputs, result)
     db.session.flush()
-    if meta.public:
+    shown = ladder.decide(submission, row, inputs)  # a withheld submission stays private
+    if submission.is_public:
         audit.record("publish", submission, user)
     if before_commit is not None:
-        before_commit(submission, row)
+        before_commit(submission, shown)
     db.session.commit()
-    return submission, row
+    return submission, shown
+
+
+def shown_id(submission: Submission) -> int:
+    """The submission whose scores are shown for this one: itself unless the Ladder withheld it."""
+    return submission.shown_submission_id or submission.id
 
 
 def score_for(submission: Submission) -> Score | None:
-    """The submission's score against the active gold version."""
+    """The submission's released score against the active gold version.
+
+    Its own, or, when the Ladder withheld it, that of the submission shown in its place:
+    an unreleased submission's own test scores never leave this module.
+    """
     version = gold_store.active_version()
     return db.session.scalar(select(Score).where(
-        Score.submission_id == submission.id, Score.gold_version_id == version.id))
+        Score.submission_id == shown_id(submission), Score.gold_version_id == version.id))
 
 
 def rescore(submission: Submission, version: GoldVersion, gold: GoldSplit) -> Score:

@@ -7,8 +7,20 @@ from ..models import Submission, User, Visibility, utcnow
 from . import audit
 
 
+class NotReleased(Exception):
+    """The Ladder withheld this submission's scores, so it cannot be published."""
+
+    def __init__(self, submission: Submission) -> None:
+        super().__init__(f"submission #{submission.id} cannot be published: it was not "
+                         "significantly better than submission "
+                         f"#{submission.shown_submission_id}, so its scores were not "
+                         "released; publish that one instead")
+
+
 def publish(submission: Submission, actor: User | None) -> None:
-    """Show the submission on the leaderboard."""
+    """Show the submission on the leaderboard (NotReleased if the Ladder withheld it)."""
+    if not submission.is_released:
+        raise NotReleased(submission)
     if not submission.is_public:
         submission.visibility = Visibility.PUBLIC.value
         submission.published_at = utcnow()

@@ -196,8 +196,12 @@ def new_token(client: FlaskClient) -> str:
 
 
 def prediction_file(gold: GoldSplit, correct: int | None = None, *, compress: bool = False,
-                    value: str | None = None) -> bytes:
-    """JSONL predictions: the first `correct` examples right (all by default), others wrong."""
+                    value: str | None = None, wrong: str = "no such answer") -> bytes:
+    """JSONL predictions: the first `correct` examples right (all by default), others wrong.
+
+    `wrong` is the answer of the wrong QA examples: another one makes other predictions with
+    the same score (one team's identical predictions on a board are refused with 409).
+    """
     limit = len(gold) if correct is None else correct
     lines = []
     for position, example in enumerate(gold.examples):
@@ -206,7 +210,7 @@ def prediction_file(gold: GoldSplit, correct: int | None = None, *, compress: bo
             label = bool(example.label) if right else not example.label
             lines.append({"key": example.key, "label": label})
         else:
-            answer = example.answers[0] if right and example.answers else "no such answer"
+            answer = example.answers[0] if right and example.answers else wrong
             lines.append({"key": example.key, "prediction": value or answer})
     data = "".join(json.dumps(line) + "\n" for line in lines).encode()
     return gzip.compress(data) if compress else data

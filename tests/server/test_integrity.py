@@ -267,9 +267,10 @@ def test_knowledge_date_must_be_a_calendar_date(app: Flask, client: FlaskClient,
         assert_error(api_upload(client, token, gold, knowledge_date=value), 400,
                      "invalid_request", "knowledge_date")
     assert _count(app) == 0
-    for value in ("2020-02-29", "2021-12", "2018"):
-        assert api_upload(client, token, gold, knowledge_date=value).json[
-            "knowledge_date"] == value
+    for correct, value in enumerate(("2020-02-29", "2021-12", "2018")):
+        # Other predictions each time: one team's same predictions twice are a 409.
+        assert api_upload(client, token, gold, prediction_file(gold, correct),
+                          knowledge_date=value).json["knowledge_date"] == value
 
 
 # --- 9. long URLs, the OpenAPI description ---------------------------------------------------

@@ -29,7 +29,9 @@ def test_ranking_sorting_filters_and_pages(app: Flask, release_gold: GoldSet) ->
                                              ("high", 900, "closed-book", "yes"),
                                              ("mid", 500, "retrieval", "yes"),
                                              ("tie", 500, "other", "no")):
-        response = api_upload(client, token, gold, prediction_file(gold, correct),
+        # "tie" scores as "mid" with other wrong answers (the same file twice is a 409).
+        data = prediction_file(gold, correct, wrong=f"no {name}")
+        response = api_upload(client, token, gold, data,
                               method_name=name, model_type=model_type, fine_tuned=tuned,
                               public="true")
         ids[name] = response.json["id"]
@@ -82,7 +84,8 @@ def test_hidden_and_deleted_entries_leave_the_board(app: Flask, release_gold: Go
     token = new_token(client)
     gold = release_gold.get("geo", "dev")
     first = api_upload(client, token, gold, public="true").json["id"]
-    second = api_upload(client, token, gold, public="true", method_name="=cmd()").json["id"]
+    second = api_upload(client, token, gold, prediction_file(gold, 10), public="true",
+                        method_name="=cmd()").json["id"]
     with app.app_context():
         db.session.execute(update(Submission).where(Submission.id == first)
                            .values(hidden=True))

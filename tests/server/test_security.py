@@ -29,7 +29,8 @@ def _setup_two_accounts(app: Flask, release_gold: GoldSet) -> tuple[FlaskClient,
     alice_token = new_token(alice)
     gold = release_gold.get("geo", "dev")
     private_id = api_upload(alice, alice_token, gold).json["id"]
-    public_id = api_upload(alice, alice_token, gold, public="true").json["id"]
+    public_id = api_upload(alice, alice_token, gold, prediction_file(gold, 10),
+                           public="true").json["id"]
     register(bob, "bob")
     return bob, new_token(bob), private_id, public_id
 
@@ -164,7 +165,8 @@ def test_rate_limits_give_429(database: dict[str, Any], gold_dir: Path, tmp_path
                 for _ in range(4)]
     assert statuses == [401, 401, 401, 429]
     gold = release_gold.get("geo", "dev")
-    statuses = [api_upload(client, token, gold).status_code for _ in range(3)]
+    statuses = [api_upload(client, token, gold, prediction_file(gold, n)).status_code
+                for n in range(3)]
     assert statuses == [201, 201, 429]
     error = api_upload(client, token, gold).json["error"]
     assert error["code"] == "too_many_requests"

@@ -49,8 +49,12 @@ def test_same_key_twice_is_one_row_and_one_quota_unit(app: Flask,
     assert other.status_code == 422  # type: ignore[attr-defined]
     assert other.json["error"]["code"] == "idempotency_key_reused"  # type: ignore[attr-defined]
     assert counts(app) == (1, 1, 1)
-    # Without a key, or with another key, the same file is a new submission.
-    assert upload(client, token, data, "k-2").status_code == 201  # type: ignore[attr-defined]
+    # With another key, the same predictions are the team's duplicate: 409, nothing spent
+    # and no key recorded; other predictions are a new submission.
+    assert upload(client, token, data, "k-2").status_code == 409  # type: ignore[attr-defined]
+    assert counts(app) == (1, 1, 1)
+    data_2 = prediction_file(release_gold.get("temp", "test"), 7)
+    assert upload(client, token, data_2, "k-2").status_code == 201  # type: ignore[attr-defined]
     assert counts(app) == (2, 2, 2)
     bad = upload(client, token, data, "x" * 201)
     assert bad.status_code == 400 and counts(app) == (2, 2, 2)  # type: ignore[attr-defined]

@@ -88,7 +88,10 @@ def test_gzip_upload_is_accepted_and_stored_once(app: Flask, release_gold: GoldS
     gold = release_gold.get("geo", "dev")
     data = prediction_file(gold, compress=True)
     first = api_upload(client, token, gold, data)
-    second = api_upload(client, token, gold, data)
+    # The same file from another team is accepted (and flagged); from alice again, a 409.
+    bob = app.test_client()
+    register(bob, "bob")
+    second = api_upload(bob, new_token(bob), gold, data)
     assert first.status_code == second.status_code == 201
     assert first.json["metrics"]["em"] == 100.0
     assert _stored_files(app) == [data]
@@ -101,7 +104,9 @@ def test_daily_and_total_quota(database: dict[str, Any], gold_dir: Path, tmp_pat
     register(client, "alice")
     token = new_token(client)
     gold = release_gold.get("geo", "test")
-    statuses = [api_upload(client, token, gold).status_code for _ in range(2)]
+    # Other predictions each time: the same ones twice would be a 409.
+    statuses = [api_upload(client, token, gold, prediction_file(gold, n)).status_code
+                for n in range(2)]
     assert statuses == [201, 201]
     refused = api_upload(client, token, gold)
     assert refused.status_code == 429
@@ -148,9 +153,10 @@ def test_parallel_uploads_never_exceed_the_quota(database: dict[str, Any], gold_
     register(client, "alice")
     token = new_token(client)
     gold = release_gold.get("geo", "test")
-    for _ in range(2):  # 5 of the 7 left
-        assert api_upload(client, token, gold).status_code == 201
-    data = prediction_file(gold)
+    for n in range(2):  # 5 of the 7 left
+        assert api_upload(client, token, gold, prediction_file(gold, 100 + n)).status_code == 201
+    # Other predictions in every upload (one team's same predictions twice are a 409).
+    files = [prediction_file(gold, n) for n in range(50)]
 
     with LiveServer(app) as server:
         def upload(number: int) -> int:
@@ -158,7 +164,7 @@ def test_parallel_uploads_never_exceed_the_quota(database: dict[str, Any], gold_
                 f"{server.url}/api/v1/submissions",
                 headers={"Authorization": f"Bearer {token}"},
                 data={"track": "geo", "split": "test", "method_name": f"parallel {number}"},
-                files={"file": ("p.jsonl", data)}, timeout=120)
+                files={"file": ("p.jsonl", files[number])}, timeout=120)
             return response.status_code
 
         with ThreadPoolExecutor(max_workers=50) as pool:

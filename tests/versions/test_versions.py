@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from benchmark import GoldSet
 from situatedqa_server.extensions import db
 from situatedqa_server.models import AuditLog, GoldVersion, Job, JobStatus, Score, StoredFile
-from situatedqa_server.services import gold_store, jobs, versions
+from situatedqa_server.services import accounts, gold_store, jobs, versions
 
 from .conftest import CANARY_KEY, DEV_ADDED_KEY, api_upload, new_token, prediction_file
 
@@ -164,16 +164,23 @@ def test_uploads_during_rescore_and_atomic_switch(app: Flask, client: FlaskClien
                                                   uploads: dict[str, int],
                                                   release_gold: GoldSet) -> None:
     assert build(runner, update_file).exit_code == 0
-    token = new_token(client)
     test = release_gold.get("temp", "test")
     seen: list[Any] = []
+    # A team per mid-run upload: one team's same predictions twice would be a 409.
+    with app.app_context():
+        tokens = []
+        for number in range(len(uploads) + 2):
+            user = accounts.create_user(f"late{number}", f"late{number}@example.org",
+                                        "a long enough password")
+            tokens.append(accounts.create_token(user, "late")[1])
+        db.session.commit()
 
     def mid_run(done: int, total: int) -> None:
         # While the rescore runs, leaderboards still show the old version...
         seen.append(board(client, "temp", "test"))
         # ...and an upload is scored for the active version and the one being rescored.
-        response = api_upload(client, token, test, prediction_file(test), public="true",
-                              method_name=f"late {done}")
+        response = api_upload(client, tokens[len(seen)], test, prediction_file(test),
+                              public="true", method_name=f"late {done}")
         assert response.status_code == 201
         with app.app_context():
             scores = db.session.scalars(select(Score).where(
