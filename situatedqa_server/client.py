@@ -146,6 +146,7 @@ def paper_order(track: str, names: Iterable[str]) -> list[str]:
     columns = list(TRACK_INFO[track].metrics) if track in TRACK_INFO else []
 
     def key(name: str) -> tuple[int, str, int]:
+        """Track columns first, then (source, statistic), then anything else by name."""
         if name in columns:
             return 0, "", columns.index(name)
         statistic, _, source = name.partition("_")
@@ -168,6 +169,8 @@ def print_scores(result: Mapping[str, Any]) -> None:
             for name in names},
         counts={name: counts.get(name, 0) for name in names},
         outcomes=np.zeros(0, dtype=np.int64))
+    if result.get("feedback"):  # the Ladder withheld this submission's own scores
+        click.echo(f"This submission is {result['feedback']}.")
     click.echo(format_table(table))
 
 

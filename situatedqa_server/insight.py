@@ -130,6 +130,7 @@ class PickError(Exception):
     """A compare parameter that names no submission the visitor may compare."""
 
     def __init__(self, message: str, status: int) -> None:
+        """The message shown on the page and the HTTP status of the answer."""
         super().__init__(message)
         self.status = status
 
