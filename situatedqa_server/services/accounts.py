@@ -11,6 +11,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from flask import current_app
 from sqlalchemy import select
+from sqlalchemy.orm import joinedload
 
 from ..extensions import db
 from ..inputs import clean_name, name_problem
@@ -140,7 +141,9 @@ def create_token(user: User, name: str, lifetime_days: int | None = None) -> tup
 
 def user_for_token(raw: str) -> User:
     """The owner of a valid bearer token; TokenError says why a token is refused."""
-    token = db.session.scalar(select(ApiToken).where(ApiToken.token_hash == hash_token(raw)))
+    # The owner comes in the same round trip (every API request asks for it).
+    token = db.session.scalar(select(ApiToken).options(joinedload(ApiToken.user)).where(
+        ApiToken.token_hash == hash_token(raw)))
     if token is None:
         raise TokenError("invalid_token", "unknown API token")
     if token.revoked_at is not None:

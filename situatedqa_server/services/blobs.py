@@ -16,8 +16,11 @@ from sqlalchemy.dialects import postgresql, sqlite
 from ..extensions import db
 from ..models import StoredFile, utcnow
 
-#: zlib level 6: the gold (8.5 MB) becomes 1.3 MB in 0.15 s; uploads in milliseconds.
+#: zlib level 6 for the gold (stored once): 8.5 MB become 1.3 MB in 0.15 s.
 COMPRESSION_LEVEL = 6
+#: zlib level 1 for files stored on a request's path (uploads): about 3x faster than 6 for
+#: some 10% more bytes; any level decompresses the same way.
+FAST_LEVEL = 1
 
 
 class MissingFile(Exception):
@@ -29,14 +32,14 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def put(data: bytes, sha256: str | None = None) -> str:
+def put(data: bytes, sha256: str | None = None, level: int = FAST_LEVEL) -> str:
     """Add bytes to the current transaction unless stored already; their digest.
 
     INSERT … ON CONFLICT DO NOTHING: two uploads of the same file at once both succeed.
     """
     sha256 = sha256 or digest(data)
     values = {"sha256": sha256, "size": len(data), "created_at": utcnow(),
-              "data": zlib.compress(data, COMPRESSION_LEVEL)}
+              "data": zlib.compress(data, level)}
     dialect = db.session.get_bind().dialect.name
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
     db.session.execute(insert(StoredFile).values(**values).on_conflict_do_nothing(

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from sqlalchemy import select
+from sqlalchemy import func, or_, select
 
 from benchmark import Example, GoldError, GoldSet, GoldSplit, import_release
 from benchmark.tracks import SPLITS, TRACKS
@@ -71,7 +71,7 @@ def deserialize(data: bytes) -> GoldSet:
 def store(gold: GoldSet) -> str:
     """Add a gold set's bytes to the current transaction; its digest."""
     sha256, data = serialize(gold)
-    blobs.put(data, sha256)
+    blobs.put(data, sha256, blobs.COMPRESSION_LEVEL)
     _remember(sha256, gold)
     return sha256
 
@@ -149,7 +149,19 @@ def inputs_of(version: GoldVersion, split: str) -> GoldVersion:
 
 def public_gold(split: str) -> GoldSet:
     """The gold whose inputs a split's participants see (see get_split)."""
-    return gold_of(inputs_of(active_version(), split))
+    if split != HIDDEN_SPLIT:
+        return gold_of(active_version())
+    # The active and the first version in one round trip (every test upload asks).
+    first_id = select(func.min(GoldVersion.id)).where(
+        GoldVersion.parent_id.is_(None)).scalar_subquery()
+    rows = db.session.scalars(select(GoldVersion).where(
+        or_(GoldVersion.is_active.is_(True), GoldVersion.id == first_id))).all()
+    if not any(version.is_active for version in rows):
+        raise GoldUnavailable("no active gold version: run `flask --app app gold import`")
+    first = [version for version in rows if version.parent_id is None]
+    if not first:
+        return gold_of(first_version())  # raises GoldUnavailable
+    return gold_of(min(first, key=lambda version: version.id))
 
 
 def active_version() -> GoldVersion:

@@ -126,7 +126,7 @@ def consume(team_id: int, track: str) -> None:
     statement = rows.on_conflict_do_update(
         index_elements=["team_id", "track", "period"],
         set_={"used": QuotaCounter.used + 1}).returning(QuotaCounter.period, QuotaCounter.used)
-    used: dict[str, int] = dict(db.session.execute(statement).tuples().all())
+    used: dict[str, int] = {period: count for period, count in db.session.execute(statement)}
     config = current_app.config
     check(QuotaUsage(used[today] - 1, config["TEST_DAILY_QUOTA"], used[TOTAL] - 1,
                      config["TEST_TOTAL_QUOTA"]))

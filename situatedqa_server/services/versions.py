@@ -246,6 +246,18 @@ def rescoring_versions(active: GoldVersion) -> list[GoldVersion]:
         GoldVersion.id.in_(busy), GoldVersion.id != active.id).order_by(GoldVersion.id)))
 
 
+def active_and_rescoring() -> list[GoldVersion]:
+    """The active version, then those with an unfinished rescore job, in one round trip."""
+    busy = select(Job.gold_version_id).where(
+        rescore_jobs(), Job.status.in_([JobStatus.QUEUED.value, JobStatus.RUNNING.value]))
+    found = list(db.session.scalars(select(GoldVersion).where(
+        or_(GoldVersion.is_active.is_(True), GoldVersion.id.in_(busy)))
+        .order_by(GoldVersion.is_active.desc(), GoldVersion.id)))
+    if not found or not found[0].is_active:
+        gold_store.active_version()  # raises GoldUnavailable
+    return found
+
+
 def upload_scores(submission: Submission, predictions: Predictions, inputs: GoldSplit,
                   result: ScoreResult) -> Score:
     """Add an upload's scores for the active version and every version being rescored.
@@ -255,9 +267,8 @@ def upload_scores(submission: Submission, predictions: Predictions, inputs: Gold
     from .scoring import new_score
 
     lock_versions(shared=True)
-    active = gold_store.active_version()
     rows = []
-    for version in (active, *rescoring_versions(active)):
+    for version in active_and_rescoring():
         target = gold_of(version).get(submission.track, submission.split)
         same = target is inputs or target.examples == inputs.examples
         rows.append(new_score(submission, version, result if same else score(

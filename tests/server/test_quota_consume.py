@@ -18,7 +18,7 @@ from .conftest import PASSWORD, make_app
 def counters(team_id: int) -> dict[str, int]:
     """period -> used of a team's geo counters."""
     return dict(db.session.execute(select(QuotaCounter.period, QuotaCounter.used).where(
-        QuotaCounter.team_id == team_id, QuotaCounter.track == "geo")).tuples().all())
+        QuotaCounter.team_id == team_id, QuotaCounter.track == "geo")).all())
 
 
 def test_consume_counts_checks_and_spends_nothing_when_refused(
