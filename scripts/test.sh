@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up a virtualenv with every extra and run the whole test suite.
+# Set up a virtualenv with every extra, run mypy and ruff, and run the whole test suite.
 # Usage: bash scripts/test.sh [pytest args...]
 # Environment: SITUATEDQA_DATA (the release; tests that need it skip without it),
 #              TEST_DATABASE_URL (PostgreSQL; those tests skip without it).
@@ -14,5 +14,7 @@ fi
 # torch==2.13.0 is pinned in the `baselines` extra: pip takes the CPU wheel.
 "$VENV/bin/python" -m pip install -q -e '.[dev,baselines]'
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-"$VENV/bin/mypy" benchmark
+# Static checks on every package: mypy strict (packages in pyproject.toml) and ruff.
+"$VENV/bin/mypy"
+"$VENV/bin/ruff" check benchmark situatedqa_server baselines scripts
 "$VENV/bin/python" -m pytest "$@"

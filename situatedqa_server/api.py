@@ -6,7 +6,7 @@ Every error, including 404, 405, 413 and 429, has the shape
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, overload
 
 from flask import Blueprint, current_app, request
 from sqlalchemy import select
@@ -32,6 +32,10 @@ from .services.leaderboards import (
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 
 
+@overload
+def token_user(required: Literal[True] = True) -> User: ...
+@overload
+def token_user(required: bool) -> User | None: ...
 def token_user(required: bool = True) -> User | None:
     """The user of the request's bearer token; 401 when required and absent or invalid."""
     scheme, _, raw = request.headers.get("Authorization", "").partition(" ")

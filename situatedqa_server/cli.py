@@ -12,7 +12,7 @@ from flask.cli import AppGroup, with_appcontext
 from sqlalchemy import select
 from tqdm import tqdm
 
-from benchmark import SPLITS, TRACK_INFO, TRACKS, GoldError, ValidationError
+from benchmark import ID_TRACKS, SPLITS, TRACK_INFO, TRACKS, GoldError, ValidationError
 from benchmark.release import DEFAULT_DOWNLOAD_DIR
 from benchmark.versions import Change, UpdateError
 
@@ -329,7 +329,7 @@ def _reported_entry(item: dict[str, Any]) -> ReportedEntry:
 @click.option("--runner", "runners", multiple=True, type=click.Choice(
     baseline_service.QUICK_RUNNERS + baseline_service.SLOW_RUNNERS),
     help="Run only these runners (default: id-random, id-tfidf); repeatable.")
-@click.option("--track", "tracks", multiple=True, type=click.Choice(baseline_service.ID_TRACKS),
+@click.option("--track", "tracks", multiple=True, type=click.Choice(ID_TRACKS),
               help="Run only on these tracks (default: temp-id and geo-id).")
 @click.option("--split", "splits", multiple=True, type=click.Choice(SPLITS),
               help="Run only on these splits (default: dev and test).")

@@ -38,7 +38,7 @@ def broker_url(app: Flask) -> str:
 
 def celery_init_app(app: Flask) -> Celery:
     """A Celery app whose tasks run inside this Flask app's context (app.extensions)."""
-    class FlaskTask(Task):  # type: ignore[misc]
+    class FlaskTask(Task):
         def __call__(self, *args: Any, **kwargs: Any) -> Any:
             with app.app_context():
                 return self.run(*args, **kwargs)

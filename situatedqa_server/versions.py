@@ -37,7 +37,7 @@ bp = Blueprint("versions", __name__)
 DRIFT_TRACKS = ("present", "temp")
 
 
-class BuildForm(FlaskForm):  # type: ignore[misc]
+class BuildForm(FlaskForm):
     """A new gold version: update file, name, as-of date and a changelog note."""
 
     update = FileField("Update file (JSONL)", validators=[FileRequired("choose a file")])

@@ -5,9 +5,8 @@ Revises: 0001
 Create Date: 2026-11-30 20:30:00
 
 """
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 # revision identifiers, used by Alembic.
 revision = '0002_rescore_job'

@@ -5,9 +5,8 @@ Revises: 0002_rescore_job
 Create Date: 2026-12-01 10:00:00
 
 """
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 # revision identifiers, used by Alembic.
 revision = '0003_snapshot'
