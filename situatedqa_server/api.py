@@ -113,8 +113,10 @@ def create_submission() -> tuple[dict[str, Any], int]:
     except FileTooLargeError as exc:
         raise ApiError(413, "file_too_large", str(exc), {"problems": exc.to_json()}) from None
     except ValidationError as exc:
-        raise ApiError(400, "invalid_file", "the file was rejected; nothing was stored",
-                       {"problems": exc.to_json(), "truncated": exc.truncated}) from None
+        lead = scoring.rejection_lead(exc, form.track.data, form.split.data)
+        raise ApiError(400, "invalid_file", lead or "the file was rejected; nothing was stored",
+                       {"problems": exc.to_json(), "truncated": exc.truncated,
+                        "lead": lead}) from None
     except quotas.QuotaExceeded as exc:
         raise ApiError(429, "quota_exceeded", exc.message, exc.details,
                        headers=quotas.retry_after(exc.details)) from None

@@ -74,7 +74,8 @@ def upload() -> Any:
                                        form.to_meta())
     except ValidationError as exc:
         status = 413 if isinstance(exc, FileTooLargeError) else 400
-        return render_template("submissions/upload.html", form=form, quota=quota,
+        lead = scoring.rejection_lead(exc, form.track.data, form.split.data)
+        return render_template("submissions/upload.html", form=form, quota=quota, lead=lead,
                                problems=exc.problems, truncated=exc.truncated), status
     except DuplicateSubmission as exc:
         flash(str(exc), "error")

@@ -21,6 +21,7 @@ from benchmark import (
     parse_predictions,
     per_example,
     score,
+    wrong_split_hint,
 )
 
 from ..extensions import db
@@ -63,6 +64,18 @@ def evaluate(gold: GoldSplit, data: bytes, filename: str,
     result = score(gold, predictions, resamples=(
         config["BOOTSTRAP_RESAMPLES"] if resamples is None else resamples))
     return predictions, result
+
+
+def rejection_lead(exc: ValidationError, track: str, split: str) -> str | None:
+    """The line a rejection leads with when the file's keys belong to another board.
+
+    Keys are matched against the release's inputs only: a later version's hidden test
+    additions must not answer "they match temp/test" to a guessed key.
+    """
+    try:
+        return wrong_split_hint(exc, gold_store.get_gold(), track, split)
+    except gold_store.GoldUnavailable:
+        return None
 
 
 def new_score(submission: Submission, version: GoldVersion, result: ScoreResult) -> Score:

@@ -14,7 +14,7 @@ from situatedqa_server.extensions import db
 from situatedqa_server.models import IdempotencyKey, QuotaCounter, Submission
 from situatedqa_server.services import gold_store
 
-from .conftest import new_token, prediction_file, register
+from .conftest import csrf_token, new_token, prediction_file, register
 
 
 def upload(client: object, token: str, data: bytes, key: str | None, split: str = "test") -> object:
@@ -136,3 +136,23 @@ def test_migration_moves_an_old_deployments_files_in(tmp_path: Path, release_gol
         upgrade(directory=directory)
         assert blobs.get(sha) == data
         assert len(gold_store.get_gold().get("geo", "dev")) == len(release_gold.get("geo", "dev"))
+
+
+def test_a_file_for_another_board_leads_with_one_line(app: Flask,
+                                                      release_gold: GoldSet) -> None:
+    client = app.test_client()
+    register(client, "alice")
+    token = new_token(client)
+    temp_dev = prediction_file(release_gold.get("temp", "dev"))
+    response = client.post("/api/v1/submissions", headers={"Authorization": f"Bearer {token}"},
+                           content_type="multipart/form-data", data={
+                               "track": "geo", "split": "dev", "method_name": "m",
+                               "file": (io.BytesIO(temp_dev), "p.jsonl")})
+    assert response.status_code == 400
+    lead = "none of these keys belong to geo/dev; they match temp/dev"
+    assert response.json["error"]["message"] == lead
+    assert response.json["error"]["details"]["problems"]  # then the details
+    page = client.post("/submissions/new", content_type="multipart/form-data", data={
+        "csrf_token": csrf_token(client, "/submissions/new"), "track": "geo", "split": "dev",
+        "method_name": "m", "model_type": "other", "file": (io.BytesIO(temp_dev), "p.jsonl")})
+    assert page.status_code == 400 and f"{lead}." in page.get_data(as_text=True)
