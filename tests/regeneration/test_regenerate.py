@@ -185,7 +185,7 @@ def test_paper_rows_sit_in_rank_position_marked_without_ci(app: Flask, regenerat
     [ours] = [e for e in entries if e["baseline"]]
     assert ours["rank"] == 1 and ours["ci"]["f1"]
     page = app.test_client().get("/leaderboards/temp-id?split=test").get_data(as_text=True)
-    assert page.count("reported in the paper") == 4 and "Human (estimate)" in page
+    assert page.count("badge reported") == 4 and "Human (estimate)" in page
     csv = app.test_client().get("/leaderboards/temp-id.csv?split=test").get_data(as_text=True)
     assert "BERT-large" in csv and "Table 4" not in csv
 
