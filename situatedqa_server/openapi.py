@@ -66,13 +66,18 @@ RESPONSES: dict[str, dict[str, Any]] = {
                      "(the next UTC midnight, ISO 8601, or null for the total quota).",
                      **{"Retry-After": RETRY_AFTER}),
     "Unavailable": error("The gold has not been imported yet."),
+    "Conflict": error("duplicate_submission: your team already has these predictions on this "
+                      "track and split (details.submission_id; nothing stored, no quota "
+                      "spent); conflict: a request with this Idempotency-Key is still being "
+                      "processed; not_released: the Ladder withheld this submission's "
+                      "scores, so it cannot be published (details.shown_submission_id)."),
 }
 
 
 def respond(*names: str) -> dict[str, Any]:
     """References to shared error responses by status."""
-    status = {"BadRequest": "400", "Unauthorized": "401", "NotFound": "404", "TooLarge": "413",
-              "TooMany": "429", "Unavailable": "503"}
+    status = {"BadRequest": "400", "Unauthorized": "401", "NotFound": "404", "Conflict": "409",
+              "TooLarge": "413", "TooMany": "429", "Unavailable": "503"}
     return {status[n]: {"$ref": f"#/components/responses/{n}"} for n in names}
 
 
@@ -115,6 +120,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "code_url": nullable({"type": "string"}), "model_type": {"type": "string"},
             "fine_tuned": {"type": "boolean"}, "knowledge_date": nullable({"type": "string"}),
             "parameter_count": nullable({"type": "integer"}), "format": {"type": "string"},
+            "released": {"type": "boolean", "description": (
+                "False when SITUATEDQA_TEST_FEEDBACK=ladder withheld this test submission's "
+                "scores: metrics, ci and counts are then those of shown_submission_id.")},
+            "shown_submission_id": {"type": "integer", "description": (
+                "The submission whose scores are shown: this one unless withheld.")},
+            "feedback": nullable({"type": "string", "description": (
+                "Why the scores shown are another submission's (null when released).")}),
         },
     },
     "SubmissionList": {"type": "object", "required": ["submissions"], "properties": {
@@ -222,7 +234,7 @@ def submission_paths() -> dict[str, Any]:
                 "Validated and scored in the request: 201 with the scores, or 400 with "
                 "every problem (nothing stored, no test quota spent).",
                 {"201": json_body(ref("Submission"), "Stored and scored."),
-                 **respond("BadRequest", "Unauthorized", "TooLarge", "TooMany",
+                 **respond("BadRequest", "Unauthorized", "Conflict", "TooLarge", "TooMany",
                            "Unavailable")},
                 operationId="createSubmission", security=BEARER,
                 requestBody={"required": True, "content": {
@@ -249,8 +261,10 @@ def submission_paths() -> dict[str, Any]:
              **respond("Unauthorized", "NotFound", "Unavailable")},
             operationId="getExamples", parameters=[SUBMISSION_ID], security=BEARER)},
         f"{API}/submissions/{{submission_id}}/publish": {"post": operation(
-            "Publish on the leaderboard", "Idempotent.",
-            {**one, **respond("Unauthorized", "NotFound")}, operationId="publishSubmission",
+            "Publish on the leaderboard",
+            "Idempotent; 409 not_released for a submission the Ladder withheld.",
+            {**one, **respond("Unauthorized", "NotFound", "Conflict")},
+            operationId="publishSubmission",
             parameters=[SUBMISSION_ID], security=BEARER)},
         f"{API}/submissions/{{submission_id}}/withdraw": {"post": operation(
             "Withdraw from the leaderboard", "Private again; idempotent.",
