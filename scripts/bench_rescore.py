@@ -1,21 +1,30 @@
 #!/usr/bin/env python
-"""Benchmark: rescore N stored submissions against a new gold version, then switch to it.
+"""Benchmark: rescore N stored submissions into a new gold version with a real job worker.
 
-Seeds a throw-away instance (SQLite, its own gold and upload store) with N distinct
-prediction files derived from the real gold with random wrong answers, spread over every
-track's dev and test splits; builds a version from a synthetic update (answer changes, an
-addition and a retirement on dev and test); times `activate` (rescore + atomic switch).
+Seeds a throw-away database (a private PostgreSQL schema, dropped afterwards; or SQLite with
+--sqlite) with N distinct prediction files, stored in the database like uploads and spread
+over the dev and test splits of every track, each with a placeholder first-version score.
+Then starts a real `flask --app app jobs worker --concurrency 2` subprocess (its broker an
+SQLite file in a temporary folder) and times, from `gold activate NAME --background` to the
+job row reading done:
+  1. incremental: a version with 50 answer changes (25 on temp/dev, 25 on temp/test): the
+     boards it changed are rescored, the others carry over the parent's rows;
+  2. full: a child version with 50 more changes, activated with --full (every file read
+     and scored again).
+The worker's processes parse each gold version on first use: that is inside the times.
 
-Usage: SITUATEDQA_DATA=/path/to/release python scripts/bench_rescore.py [-n 10000] [--workers 2]
+Usage: SITUATEDQA_DATA=/path/to/release python scripts/bench_rescore.py [-n 10000]
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import platform
+import secrets
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -24,17 +33,20 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import sqlalchemy as sa
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-from benchmark import ID_TRACKS, GoldSet, GoldSplit, import_release
+from benchmark import GoldSet, GoldSplit, import_release
 from situatedqa_server import create_app
 from situatedqa_server.extensions import db
-from situatedqa_server.models import Score, Submission, Team, User
-from situatedqa_server.services import gold_store, versions
+from situatedqa_server.models import Job, Score, Submission, Team, User
+from situatedqa_server.services import blobs, gold_store, versions
 
 SPLITS = ("dev", "test")
-SEED_BATCH = 1000
+SEED_BATCH = 500
+BIN = Path(sys.executable).parent
 
 
 def prediction_lines(gold: GoldSplit) -> tuple[list[str], list[str]]:
@@ -50,8 +62,8 @@ def prediction_lines(gold: GoldSplit) -> tuple[list[str], list[str]]:
     return right, wrong
 
 
-def seed(gold: GoldSet, n: int, store: Path, rng: np.random.Generator) -> None:
-    """N submissions with distinct files (content-addressed) and a first-version score each."""
+def seed(gold: GoldSet, n: int, rng: np.random.Generator) -> dict[tuple[str, str], int]:
+    """N submissions with distinct stored files and a placeholder first-version score each."""
     version = gold_store.active_version()
     user = User(username="bench", email="bench@example.org", password_hash="x",
                 team=Team(name="bench"))
@@ -59,89 +71,142 @@ def seed(gold: GoldSet, n: int, store: Path, rng: np.random.Generator) -> None:
     db.session.flush()
     boards = [(t, s) for t, s in gold.available() if s in SPLITS]
     lines = {where: prediction_lines(gold.get(*where)) for where in boards}
+    per_board = dict.fromkeys(boards, 0)
     for start in range(0, n, SEED_BATCH):
-        submissions, scores = [], []
+        submissions = []
         for i in range(start, min(n, start + SEED_BATCH)):
             track, split = boards[i % len(boards)]
+            per_board[track, split] += 1
             right, wrong = lines[(track, split)]
-            accuracy = rng.uniform(0.2, 0.9)
-            mask = rng.random(len(right)) < accuracy
+            mask = rng.random(len(right)) < rng.uniform(0.2, 0.9)
             data = ("\n".join(r if ok else w for r, w, ok in zip(right, wrong, mask, strict=True))
                     + "\n").encode()
-            digest = hashlib.sha256(data).hexdigest()
-            path = store / digest[:2] / digest
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
             submissions.append(Submission(
                 user_id=user.id, team_id=user.team_id, track=track, split=split,
-                file_sha256=digest, filename="predictions.jsonl", format="jsonl",
+                file_sha256=blobs.put(data), filename="predictions.jsonl", format="jsonl",
                 method_name=f"bench {i}", visibility="public"))
         db.session.add_all(submissions)
         db.session.flush()
-        # A placeholder first-version score: rescoring reads it only to learn the upload version.
-        scores = [Score(submission_id=s.id, gold_version_id=version.id, track=s.track,
-                        split=s.split, n=0, metrics={}, ci={}, counts={}, outcomes=b"")
-                  for s in submissions]
-        db.session.add_all(scores)
+        # A placeholder first-version score: rescoring reads it only to learn the upload
+        # version, and the incremental path carries it over on unchanged boards.
+        db.session.add_all([Score(submission_id=s.id, gold_version_id=version.id,
+                                  track=s.track, split=s.split, n=0, metrics={}, ci={},
+                                  counts={}, outcomes=b"") for s in submissions])
         db.session.commit()
+    return per_board
 
 
-def update_text(gold: GoldSet) -> str:
-    """Answer changes on dev and test of temp and geo, one addition and one retirement."""
+def update_text(gold: GoldSet, label: str, offset: int) -> str:
+    """50 answer changes: 25 on temp/dev and 25 on temp/test."""
     records: list[dict[str, Any]] = []
-    for track in ("temp", "geo"):
-        for split in SPLITS:
-            examples = gold.get(track, split).examples
-            records += [{"track": track, "split": split, "key": e.key, "action": "update",
-                         "answer": [f"changed {i}"], "reason": "bench"}
-                        for i, e in enumerate(examples[:20])]
-            records.append({"track": track, "split": split, "key": examples[20].key,
-                            "action": "retire", "reason": "bench"})
     for split in SPLITS:
-        records.append({"track": "temp", "split": split, "key": "990000001|2099|sampled_year",
-                        "action": "add", "question": "added?", "answer": ["added"],
-                        "context": {"date": "2099", "date_type": "sampled_year"},
-                        "reason": "bench"})
+        examples = gold.get("temp", split).examples[offset:offset + 25]
+        records += [{"track": "temp", "split": split, "key": e.key, "action": "update",
+                     "answer": [f"{label} {i}"], "reason": "bench"}
+                    for i, e in enumerate(examples)]
     return "".join(json.dumps(r) + "\n" for r in records)
 
 
+def flask(args: list[str], env: dict[str, str]) -> str:
+    """Run an organizer command; its output."""
+    result = subprocess.run([str(BIN / "flask"), "--app", "app", *args], env=env, cwd=ROOT,
+                            capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise SystemExit(f"flask {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
+    return result.stdout
+
+
+def activate(app: Any, env: dict[str, str], name: str, full: bool) -> tuple[float, Job]:
+    """Seconds from `gold activate --background` to the job row reading done; the job."""
+    started = time.perf_counter()
+    flask(["gold", "activate", name, "--background", *(["--full"] if full else [])], env)
+    with app.app_context():
+        while True:
+            job = db.session.scalars(sa.select(Job).order_by(Job.id.desc())).first()
+            if job is not None and job.status in ("done", "failed"):
+                elapsed = time.perf_counter() - started
+                db.session.expunge(job)
+                return elapsed, job
+            db.session.rollback()
+            time.sleep(0.1)
+
+
 def main() -> None:
-    """Seed, build, activate with timing; print submissions per second."""
+    """Seed, start a worker, time an incremental and a full activation; print a table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=10_000, help="stored submissions")
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--concurrency", type=int, default=2, help="worker processes")
     parser.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples")
+    parser.add_argument("--database-url", default=os.environ.get(
+        "TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"))
+    parser.add_argument("--sqlite", action="store_true", help="use an SQLite file instead")
     args = parser.parse_args()
-    release = Path(os.environ.get("SITUATEDQA_DATA", "/work/shared/situatedqa"))
-    with tempfile.TemporaryDirectory(prefix="bench-rescore-") as tmp:
-        root = Path(tmp)
-        app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{root / 'bench.db'}",
-                          "GOLD_DIR": str(root / "gold"), "SUBMISSIONS_DIR": str(root / "store"),
-                          "BOOTSTRAP_RESAMPLES": args.resamples, "SECRET_KEY": "bench"})
+    release = Path(os.environ.get("SITUATEDQA_DATA", str(ROOT.parent / "shared" / "situatedqa")))
+    tmp = Path(tempfile.mkdtemp(prefix="bench-rescore-"))
+    schema = f"bench_{secrets.token_hex(4)}"
+    admin = None
+    if args.sqlite:
+        url, options = f"sqlite:///{tmp / 'bench.db'}", {}
+        env_url = url
+    else:
+        admin = sa.create_engine(args.database_url)
+        with admin.begin() as connection:
+            connection.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+        url = args.database_url
+        options = {"connect_args": {"options": f"-csearch_path={schema}"}}
+        env_url = f"{url}?options=-csearch_path%3D{schema}"
+    env = {**os.environ, "DATABASE_URL": env_url, "SECRET_KEY": "bench",
+           "SITUATEDQA_BROKER_URL": f"sqla+sqlite:///{tmp / 'broker.sqlite'}",
+           "SITUATEDQA_BOOTSTRAP_RESAMPLES": str(args.resamples),
+           "SITUATEDQA_CACHE_DIR": str(tmp / "cache"), "SITUATEDQA_JOB_SWEEP_SECONDS": "2"}
+    worker = None
+    try:
+        app = create_app({"SQLALCHEMY_DATABASE_URI": url, "SQLALCHEMY_ENGINE_OPTIONS": options,
+                          "BOOTSTRAP_RESAMPLES": args.resamples, "SECRET_KEY": "bench",
+                          "CACHE_DIR": str(tmp / "cache")})
         with app.app_context():
             from flask_migrate import upgrade
 
             upgrade(directory=app.extensions["migrate"].directory)
             gold = import_release(release)
-            gold.save(root / "gold")
             gold_store.register_first_version(gold)
             started = time.perf_counter()
-            seed(gold, args.n, root / "store", np.random.default_rng(0))
+            per_board = seed(gold, args.n, np.random.default_rng(0))
             seeded = time.perf_counter() - started
-            version = versions.build_version(update_text(gold), "bench.jsonl", "bench",
-                                             date(2024, 1, 1), "", None)
-            job = versions.start_activation(version, None)
-            started = time.perf_counter()
-            versions.run_job(job.id, workers=args.workers)
-            elapsed = time.perf_counter() - started
-            active = gold_store.active_version().name
-        ids = sum(1 for t, s in gold.available() if s in SPLITS and t in ID_TRACKS)
-        print(f"python {platform.python_version()} on {platform.machine()}, "
-              f"{os.cpu_count()} CPUs; seeded {args.n} files in {seeded:.1f}s "
-              f"({ids} of 12 boards are identification tracks)")
-        print(f"rescored {args.n} submissions with {args.workers} worker(s), "
-              f"{args.resamples} resamples: {elapsed:.1f}s = {args.n / elapsed:.1f} "
-              f"submissions/s; active version: {active}")
+            first = versions.build_version(update_text(gold, "changed", 0), "bench.jsonl",
+                                           "bench-incremental", date(2024, 1, 1), "", None)
+            second = versions.build_version(update_text(gold, "again", 100), "bench.jsonl",
+                                            "bench-full", date(2024, 2, 1), "", None, first)
+            names = first.name, second.name
+        worker = subprocess.Popen(
+            [str(BIN / "flask"), "--app", "app", "jobs", "worker", "--concurrency",
+             str(args.concurrency), "--loglevel", "WARNING"],
+            env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True)
+        time.sleep(5)  # the worker connects to its broker
+        incremental, job_a = activate(app, env, names[0], full=False)
+        full, job_b = activate(app, env, names[1], full=True)
+    finally:
+        if worker is not None:
+            os.killpg(worker.pid, signal.SIGTERM)
+            worker.wait(timeout=60)
+        if admin is not None:
+            with admin.begin() as connection:
+                connection.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
+            admin.dispose()
+    changed = per_board.get(("temp", "dev"), 0) + per_board.get(("temp", "test"), 0)
+    cpu = next((line.split(":", 1)[1].strip() for line in
+                Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")),
+               platform.processor())
+    print(f"Machine: {os.cpu_count()} CPUs ({cpu}), Python {platform.python_version()}, "
+          f"{'SQLite' if args.sqlite else 'PostgreSQL'}; "
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average "
+          f"{os.getloadavg()[0]:.1f}; seeded {args.n} files in {seeded:.0f} s")
+    print("| rescore | worker processes | submissions read and scored | seconds | job |")
+    print("|---|---|---|---|---|")
+    print(f"| incremental, 50-example update | {args.concurrency} | {changed} of {args.n} "
+          f"(the rest carried over) | {incremental:.1f} | {job_a.status} |")
+    print(f"| full | {args.concurrency} | {args.n} | {full:.1f} | {job_b.status} |")
 
 
 if __name__ == "__main__":

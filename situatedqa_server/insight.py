@@ -358,11 +358,11 @@ def board_figures(board: Board) -> list[dict[str, Any]]:
     """
     q = board.query
     args = {"split": q.split, **({"version": q.version} if q.version else {})}
-    version = board_version(q)
-    top = plots.top_plot(q.track, q.split, version.id, DEFAULT_TOP)
+    version_id = board.version_id or board_version(q).id
+    top = plots.top_plot(q.track, q.split, version_id, DEFAULT_TOP)
     if top.note:
         return [{"note": top.note}]
-    specs = [("top", top), ("sota", plots.sota_plot(q.track, q.split, version.id))]
+    specs = [("top", top), ("sota", plots.sota_plot(q.track, q.split, version_id))]
     return [figure(spec, "insight.board_plot", track=q.track, kind=kind, **args)
             for kind, spec in specs]
 

@@ -310,6 +310,13 @@ def visible_scores(track: str, split: str, version_id: int) -> Any:
 
 def top_plot(track: str, split: str, version_id: int, top: int) -> PlotSpec:
     """Per leaderboard: the top N entries across partitions (grouped bars with whiskers)."""
+    return _top_plot(ranking.board_generation(track, split, version_id), top)
+
+
+@functools.lru_cache(maxsize=64)
+def _top_plot(generation: tuple[Any, ...], top: int) -> PlotSpec:
+    """The top-N plot of one board generation (read once per worker, as _sota_plot)."""
+    _, track, split, version_id = generation[:4]
     rows = db.session.execute(visible_scores(track, split, version_id).order_by(
         Score.primary_metric.desc().nulls_last(), Submission.id).limit(top)).all()
     names = list(TRACK_INFO[track].metrics)
