@@ -32,10 +32,15 @@ from ..models import BoardStamp, GoldVersion, ReportedEntry, Score, Submission, 
 
 #: The row every board reads as well: a change to it invalidates every board.
 EVERY = ("*", "*")
-#: Boards per process whose orders and entries are kept (least recently used dropped).
+#: Board generations per process whose orders and entries are kept (least recently used
+#: dropped).
 MAX_BOARDS = 16
-#: Entries kept per board generation (pages shown so far); beyond it the dict starts afresh.
-MAX_ENTRIES = 20_000
+#: Orders (filter and sort combinations) kept per board generation, least recently used
+#: dropped: about 170 KB each on a board of 10,000 entries.
+MAX_ORDERS = 32
+#: Entries kept per board generation (the pages shown so far, about 1.5 KB each); beyond it
+#: the dict starts afresh. A page holds at most 1,000.
+MAX_ENTRIES = 2_000
 _PENDING = "situatedqa_changed_boards"
 _BOARD_TABLES = {"submission", "score", "reported_entry"}
 _EVERY_TABLES = {"gold_version", "team"}
@@ -131,8 +136,23 @@ def stamp(track: str, split: str) -> Stamp:
 class BoardData:
     """What one board generation has computed so far: ranked orders and page entries."""
 
-    orders: dict[tuple[Any, ...], Any] = field(default_factory=dict)
+    orders: OrderedDict[tuple[Any, ...], Any] = field(default_factory=OrderedDict)
     entries: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
+
+    def order(self, key: tuple[Any, ...], compute: Callable[[], T]) -> T:
+        """The order for a filter and sort, computed on first use (MAX_ORDERS kept)."""
+        found: T | None = self.orders.get(key)
+        if found is None:
+            found = compute()
+            self.orders[key] = found
+            while len(self.orders) > MAX_ORDERS:
+                self.orders.popitem(last=False)
+        else:
+            try:
+                self.orders.move_to_end(key)
+            except KeyError:  # dropped by another thread meanwhile
+                pass
+        return found
 
 
 class BoardCache:

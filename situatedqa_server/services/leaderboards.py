@@ -148,10 +148,7 @@ def load_board(q: BoardQuery) -> Board:
     cache = board_cache.cache()
     data = cache.board((q.track, q.split, board.version_id, stamp.board, stamp.every))
     key = (q.sort or primary, q.ascending, q.hide_baselines, q.model_type, q.fine_tuned)
-    order = data.orders.get(key)
-    if order is None:
-        order = data.orders[key] = _order(q, primary, board.version_id)
-    kinds, ids, ranks = order
+    kinds, ids, ranks = data.order(key, lambda: _order(q, primary, board.version_id))
     start = (q.page - 1) * q.per_page
     page = [(kinds[i], ids[i], ranks[i]) for i in range(start, min(len(ids), start + q.per_page))]
     board.total = len(ids)
