@@ -101,6 +101,13 @@ def ladder_app(database: dict[str, Any], gold_dir: Path, tmp_path: Path,
                     TEST_TOTAL_QUOTA=50)
 
 
+def json_of(response: Any) -> dict[str, Any]:
+    """A response's JSON object."""
+    data = response.get_json()
+    assert isinstance(data, dict)
+    return data
+
+
 def em_file(gold: GoldSplit, correct: int) -> bytes:
     """A geo file with the first `correct` examples right."""
     return prediction_file(gold, correct)
@@ -131,17 +138,17 @@ def test_ladder_releases_better_withholds_the_rest_everywhere(
     hidden_value = f"{barely_em:.2f}"
     assert hidden_value != f"{better_em:.2f}"
 
-    got = client.get(f"/api/v1/submissions/{body['id']}", headers=auth).json
+    got = json_of(client.get(f"/api/v1/submissions/{body['id']}", headers=auth))
     assert got["metrics"] == better.json["metrics"] and got["released"] is False
-    listed = client.get("/api/v1/submissions", headers=auth).json["submissions"]
+    listed = json_of(client.get("/api/v1/submissions", headers=auth))["submissions"]
     assert {s["id"]: s["metrics"]["em"] for s in listed}[body["id"]] == pytest.approx(better_em)
     page = client.get(f"/submissions/{body['id']}").get_data(as_text=True)
     assert f"not significantly better than submission #{better.json['id']}" in page
     assert f"{better_em:.2f}" in page and hidden_value not in page
 
     refused = client.post(f"/api/v1/submissions/{body['id']}/publish", headers=auth)
-    assert refused.status_code == 409 and refused.json["error"]["code"] == "not_released"
-    board = client.get("/api/v1/leaderboards/geo?split=test").json
+    assert refused.status_code == 409 and json_of(refused)["error"]["code"] == "not_released"
+    board = json_of(client.get("/api/v1/leaderboards/geo?split=test"))
     assert [e["id"] for e in board["entries"] if not e["reported"]] == [
         better.json["id"], first.json["id"]]
     csv_text = client.get("/insight/leaderboards/geo.csv?split=test").get_data(as_text=True)
@@ -207,7 +214,7 @@ def test_a_withheld_submission_cannot_be_made_public_in_the_database(
 
 def quota_used(client: FlaskClient, token: str, track: str) -> int:
     """The team's used test quota on a track."""
-    body = client.get("/api/v1/quota", headers={"Authorization": f"Bearer {token}"}).json
+    body = json_of(client.get("/api/v1/quota", headers={"Authorization": f"Bearer {token}"}))
     return int(body["tracks"][track]["used_total"])
 
 
@@ -244,6 +251,37 @@ def test_same_predictions_from_the_same_team_is_409_and_spends_nothing(
     client.delete(f"/api/v1/submissions/{first.json['id']}",
                   headers={"Authorization": f"Bearer {token}"})
     assert api_upload(client, token, gold, data).status_code == 201
+
+
+def test_parallel_same_predictions_give_one_201_and_409s(app: Flask,
+                                                         release_gold: GoldSet) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    import requests
+
+    from .conftest import LiveServer
+
+    client = app.test_client()
+    register(client, "alice")
+    token = new_token(client)
+    gold = release_gold.get("geo", "dev")  # no quota lock on dev: the unique index decides
+    data = prediction_file(gold, 300)
+    with LiveServer(app) as server:
+        def upload(number: int) -> tuple[int, Any]:
+            response = requests.post(
+                f"{server.url}/api/v1/submissions", headers={"Authorization": f"Bearer {token}"},
+                data={"track": "geo", "split": "dev", "method_name": f"parallel {number}"},
+                files={"file": ("p.jsonl", data)}, timeout=120)
+            return response.status_code, response.json()
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            answers = list(pool.map(upload, range(8)))
+    created = [body["id"] for status, body in answers if status == 201]
+    assert len(created) == 1, answers
+    assert [(status, body["error"]["details"]) for status, body in answers if status != 201] \
+        == [(409, {"submission_id": created[0]})] * 7
+    with app.app_context():
+        assert db.session.scalar(sa.select(sa.func.count(Submission.id))) == 1
 
 
 def _csrf(client: FlaskClient) -> str:
