@@ -145,6 +145,8 @@ def test_ladder_releases_better_withholds_the_rest_everywhere(
     page = client.get(f"/submissions/{body['id']}").get_data(as_text=True)
     assert f"not significantly better than submission #{better.json['id']}" in page
     assert f"{better_em:.2f}" in page and hidden_value not in page
+    listing = client.get("/submissions/").get_data(as_text=True)
+    assert f"not released (shows #{better.json['id']})" in listing
 
     refused = client.post(f"/api/v1/submissions/{body['id']}/publish", headers=auth)
     assert refused.status_code == 409 and json_of(refused)["error"]["code"] == "not_released"
