@@ -16,7 +16,7 @@ from situatedqa_server.extensions import db
 from situatedqa_server.models import AuditLog, GoldVersion, Job, JobStatus, Score, StoredFile
 from situatedqa_server.services import accounts, gold_store, jobs, versions
 
-from .conftest import CANARY_KEY, DEV_ADDED_KEY, api_upload, new_token, prediction_file
+from .conftest import CANARY_KEY, DEV_ADDED_KEY, api_upload, prediction_file
 
 FIRST = gold_store.FIRST_VERSION_NAME
 
