@@ -131,6 +131,17 @@ def activate(app: Any, env: dict[str, str], name: str, full: bool) -> tuple[floa
             time.sleep(0.1)
 
 
+def stop(worker: subprocess.Popen[bytes]) -> None:
+    """Stop the worker and its pool: SIGTERM, then SIGKILL after 30 s (billiard's pool can
+    hang in its exit handler once the children are gone)."""
+    os.killpg(worker.pid, signal.SIGTERM)
+    try:
+        worker.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(worker.pid, signal.SIGKILL)
+        worker.wait(timeout=30)
+
+
 def main() -> None:
     """Seed, start a worker, time an incremental and a full activation; print a table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -188,8 +199,7 @@ def main() -> None:
         full, job_b = activate(app, env, names[1], full=True)
     finally:
         if worker is not None:
-            os.killpg(worker.pid, signal.SIGTERM)
-            worker.wait(timeout=60)
+            stop(worker)
         if admin is not None:
             with admin.begin() as connection:
                 connection.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))

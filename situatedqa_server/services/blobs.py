@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import zlib
+from collections.abc import Iterable
 
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
@@ -52,6 +53,20 @@ def get(sha256: str) -> bytes:
     compressed = db.session.scalar(select(StoredFile.data).where(StoredFile.sha256 == sha256))
     if compressed is None:
         raise MissingFile(f"stored file {sha256[:12]}… is not in the database")
+    return zlib.decompress(compressed)
+
+
+def get_many(sha256s: Iterable[str]) -> dict[str, bytes]:
+    """Many stored files in one round trip: digest -> compressed bytes (see decompress)."""
+    wanted = sorted(set(sha256s))
+    if not wanted:
+        return {}
+    return {sha256: data for sha256, data in db.session.execute(
+        select(StoredFile.sha256, StoredFile.data).where(StoredFile.sha256.in_(wanted)))}
+
+
+def decompress(compressed: bytes) -> bytes:
+    """The bytes of a file as get_many returned it."""
     return zlib.decompress(compressed)
 
 
