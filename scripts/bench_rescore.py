@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 from benchmark import GoldSet, GoldSplit, import_release
 from situatedqa_server import create_app
 from situatedqa_server.extensions import db
-from situatedqa_server.models import Job, Score, Submission, Team, User
+from situatedqa_server.models import Job, JobBatch, Score, Submission, Team, User
 from situatedqa_server.services import blobs, gold_store, versions
 
 SPLITS = ("dev", "test")
@@ -116,6 +116,11 @@ def flask(args: list[str], env: dict[str, str]) -> str:
     return result.stdout
 
 
+def seconds(start: Any, end: Any) -> str:
+    """The seconds between two timestamps, to one decimal."""
+    return f"{(end - start).total_seconds():.1f}"
+
+
 def activate(app: Any, env: dict[str, str], name: str, full: bool) -> tuple[float, Job]:
     """Seconds from `gold activate --background` to the job row reading done; the job."""
     started = time.perf_counter()
@@ -125,6 +130,22 @@ def activate(app: Any, env: dict[str, str], name: str, full: bool) -> tuple[floa
             job = db.session.scalars(sa.select(Job).order_by(Job.id.desc())).first()
             if job is not None and job.status in ("done", "failed"):
                 elapsed = time.perf_counter() - started
+                first, last = db.session.execute(
+                    sa.select(sa.func.min(JobBatch.finished_at), sa.func.max(JobBatch.finished_at))
+                    .where(JobBatch.job_id == job.id)).one()
+                if first is not None and job.started_at and job.finished_at:
+                    print(f"{name}: job created → started {seconds(job.created_at, job.started_at)}"
+                          f" s, → first batch done {seconds(job.created_at, first)} s, → last "
+                          f"{seconds(job.created_at, last)} s, → switched "
+                          f"{seconds(job.created_at, job.finished_at)} s", file=sys.stderr)
+                if os.environ.get("BENCH_BATCHES"):
+                    for seq, leased, finished, attempts in db.session.execute(
+                            sa.select(JobBatch.seq, JobBatch.leased_until, JobBatch.finished_at,
+                                      JobBatch.attempts).where(JobBatch.job_id == job.id)
+                            .order_by(JobBatch.finished_at)):
+                        print(f"  batch {seq}: finished {seconds(job.created_at, finished)} s, "
+                              f"lease {seconds(job.created_at, leased)} s, attempts {attempts}",
+                              file=sys.stderr)
                 db.session.expunge(job)
                 return elapsed, job
             db.session.rollback()
