@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import shutil
 from pathlib import Path
+from typing import Any
 
 from flask import Flask
 from sqlalchemy import func, select
@@ -17,12 +18,13 @@ from situatedqa_server.services import gold_store
 from .conftest import csrf_token, new_token, prediction_file, register
 
 
-def upload(client: object, token: str, data: bytes, key: str | None, split: str = "test") -> object:
-    """POST one temp file, with an Idempotency-Key when given."""
+def upload(client: object, token: str, data: bytes, key: str | None, split: str = "test",
+           track: str = "temp") -> object:
+    """POST one file (to temp by default), with an Idempotency-Key when given."""
     headers = {"Authorization": f"Bearer {token}"} | ({"Idempotency-Key": key} if key else {})
     return client.post("/api/v1/submissions", headers=headers,  # type: ignore[attr-defined]
                        content_type="multipart/form-data", data={
-                           "track": "temp", "split": split, "method_name": "m",
+                           "track": track, "split": split, "method_name": "m",
                            "file": (io.BytesIO(data), "p.jsonl")})
 
 
@@ -144,10 +146,7 @@ def test_a_file_for_another_board_leads_with_one_line(app: Flask,
     register(client, "alice")
     token = new_token(client)
     temp_dev = prediction_file(release_gold.get("temp", "dev"))
-    response = client.post("/api/v1/submissions", headers={"Authorization": f"Bearer {token}"},
-                           content_type="multipart/form-data", data={
-                               "track": "geo", "split": "dev", "method_name": "m",
-                               "file": (io.BytesIO(temp_dev), "p.jsonl")})
+    response: Any = upload(client, token, temp_dev, None, split="dev", track="geo")
     assert response.status_code == 400
     lead = "none of these keys belong to geo/dev; they match temp/dev"
     assert response.json["error"]["message"] == lead
