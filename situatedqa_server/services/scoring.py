@@ -134,14 +134,13 @@ def submit(user: User, track: str, split: str, data: bytes, filename: str,
 def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionMeta,
             data: bytes, predictions: Predictions, inputs: GoldSplit, result: ScoreResult,
             before_commit: BeforeCommit | None) -> tuple[Submission, Score]:
-    """One transaction: lock and spend the quota, store the file, add the submission and
-    its scores (the caller rolls back on any error: none of it stays)."""
+    """One transaction: store the file, add the submission and its scores, lock and spend
+    the quota, decide the Ladder's release (the caller rolls back on any error: none of it
+    stays)."""
     quotas.begin_locked()
     gold_store.active_version()  # GoldUnavailable before any quota is spent
     predictions_sha256 = duplicates.digest(predictions)
     duplicates.check(user.team_id, track, split, predictions_sha256)
-    if split == quotas.QUOTA_SPLIT:
-        quotas.consume(user.team_id, track)
     now = utcnow()
     sha256 = blobs.put(data)
     submission = Submission(
@@ -157,6 +156,11 @@ def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionM
     # Also scored against any version being rescored, so none is missing after its switch.
     row = versions.upload_scores(submission, predictions, inputs, result)
     db.session.flush()
+    # The team's quota rows stay locked from here to the commit, which also serialises the
+    # team's Ladder decisions; the file and the rows above are written before, so a team's
+    # concurrent uploads wait only for what follows (PostgreSQL; SQLite locks at BEGIN).
+    if split == quotas.QUOTA_SPLIT:
+        quotas.consume(user.team_id, track)
     shown = ladder.decide(submission, row, inputs)  # a withheld submission stays private
     if submission.is_public:
         audit.record("publish", submission, user)
