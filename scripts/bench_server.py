@@ -172,7 +172,7 @@ def main() -> None:
         "TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"))
     parser.add_argument("--release", default=os.environ.get(
         "SITUATEDQA_DATA", str(ROOT.parent / "shared" / "situatedqa")))
-    parser.add_argument("--track", default="geo", choices=["geo", "temp"])
+    parser.add_argument("--track", default="temp", choices=["geo", "temp"])
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--clients", type=int, default=8)
