@@ -176,7 +176,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--clients", type=int, default=8)
-    parser.add_argument("--uploads", type=int, default=25, help="Uploads per client.")
+    parser.add_argument("--uploads", type=int, default=25,
+                        help="Uploads per client of the concurrent clients.")
+    parser.add_argument("--single", type=int, default=100, help="Uploads by the single client.")
     parser.add_argument("--bulk", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=200, help="GETs per leaderboard measure.")
     args = parser.parse_args()
@@ -213,7 +215,8 @@ def main() -> None:
                 time.sleep(0.2)
         examples = gold_examples(args.release, args.track, "test")
         # Distinct files (a team may not upload the same predictions twice on a board).
-        count = 4 * args.workers + args.uploads * (args.clients + 1)
+        warm = 10 * args.workers
+        count = warm + args.single + args.uploads * args.clients
         files = [prediction_file(examples, 0.2 + 0.3 * random.random()) for _ in range(count)]
         sessions = threading.local()
 
@@ -230,11 +233,10 @@ def main() -> None:
                 raise SystemExit(f"upload {number}: {response.status_code} {response.text}")
             return (time.perf_counter() - start) * 1000
 
-        warm = 4 * args.workers
-        for number in range(warm):
+        for number in range(warm):  # every worker thread parses and scores once first
             upload(number)
-        single = [upload(warm + number) for number in range(args.uploads)]
-        first = warm + args.uploads
+        single = [upload(warm + number) for number in range(args.single)]
+        first = warm + args.single
         started = time.perf_counter()
         with ThreadPoolExecutor(max_workers=args.clients) as pool:
             uploads = list(pool.map(upload, range(first, first + args.clients * args.uploads)))

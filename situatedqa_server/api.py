@@ -94,11 +94,26 @@ def create_submission() -> tuple[dict[str, Any], int]:
         ((k, v) for k, v in request.form.items(multi=True)), data) if key else ""
     if key and (stored := replay(user, key, digest)) is not None:
         return stored
-    hook = idempotency.recorder(user, key, digest, submission_json) if key else None
+    # The 201's body is built in the upload's transaction, before the commit, so nothing is
+    # read again after it (and an Idempotency-Key records the very same body).
+    body: dict[str, Any] = {}
+
+    def respond(submission: Submission, score: Score) -> dict[str, Any]:
+        if not body:
+            body.update(submission_json(submission, score))
+        return body
+
+    recorder = idempotency.recorder(user, key, digest, respond) if key else None
+
+    def before_commit(submission: Submission, score: Score) -> None:
+        respond(submission, score)
+        if recorder is not None:
+            recorder(submission, score)
+
     try:
         submission, score = scoring.submit(user, form.track.data, form.split.data, data,
                                            form.file.data.filename or "upload",
-                                           form.to_meta(), hook)
+                                           form.to_meta(), before_commit)
     except idempotency.ConcurrentRequest:
         stored = replay(user, key or "", digest)
         if stored is None:
@@ -122,7 +137,7 @@ def create_submission() -> tuple[dict[str, Any], int]:
                        headers=quotas.retry_after(exc.details)) from None
     except GoldUnavailable as exc:
         raise ApiError(503, "gold_unavailable", str(exc)) from None
-    return submission_json(submission, score), 201
+    return body or submission_json(submission, score), 201
 
 
 def idempotency_key() -> str | None:
