@@ -5,8 +5,8 @@ Seeds a throw-away database (a private PostgreSQL schema, dropped afterwards; or
 --sqlite) with N distinct prediction files, stored in the database like uploads and spread
 over the dev and test splits of every track, each with a placeholder first-version score.
 Then starts a real `flask --app app jobs worker --concurrency 2` subprocess (its broker an
-SQLite file in a temporary folder) and times, from `gold activate NAME --background` to the
-job row reading done:
+SQLite file in a temporary folder, the embedded default, or --broker-url) and times, from
+`gold activate NAME --background` to the job row reading done:
   1. incremental: a version with 50 answer changes (25 on temp/dev, 25 on temp/test): the
      boards it changed are rescored, the others carry over the parent's rows;
   2. full: a child version with 50 more changes, activated with --full (every file read
@@ -172,6 +172,8 @@ def main() -> None:
     parser.add_argument("--database-url", default=os.environ.get(
         "TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"))
     parser.add_argument("--sqlite", action="store_true", help="use an SQLite file instead")
+    parser.add_argument("--broker-url", default=None,
+                        help="the workers' broker (default: an SQLite file, the embedded one)")
     args = parser.parse_args()
     release = Path(os.environ.get("SITUATEDQA_DATA", str(ROOT.parent / "shared" / "situatedqa")))
     tmp = Path(tempfile.mkdtemp(prefix="bench-rescore-"))
@@ -188,7 +190,7 @@ def main() -> None:
         options = {"connect_args": {"options": f"-csearch_path={schema}"}}
         env_url = f"{url}?options=-csearch_path%3D{schema}"
     env = {**os.environ, "DATABASE_URL": env_url, "SECRET_KEY": "bench",
-           "SITUATEDQA_BROKER_URL": f"sqla+sqlite:///{tmp / 'broker.sqlite'}",
+           "SITUATEDQA_BROKER_URL": args.broker_url or f"sqla+sqlite:///{tmp / 'broker.sqlite'}",
            "SITUATEDQA_BOOTSTRAP_RESAMPLES": str(args.resamples),
            "SITUATEDQA_CACHE_DIR": str(tmp / "cache"), "SITUATEDQA_JOB_SWEEP_SECONDS": "2"}
     worker = None
@@ -230,7 +232,8 @@ def main() -> None:
                 Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")),
                platform.processor())
     print(f"Machine: {os.cpu_count()} CPUs ({cpu}), Python {platform.python_version()}, "
-          f"{'SQLite' if args.sqlite else 'PostgreSQL'}; "
+          f"{'SQLite' if args.sqlite else 'PostgreSQL'}, broker "
+          f"{args.broker_url.split(':')[0] if args.broker_url else 'embedded SQLite'}; "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average "
           f"{os.getloadavg()[0]:.1f}; seeded {args.n} files in {seeded:.0f} s")
     print("| rescore | worker processes | submissions read and scored | seconds | job |")
