@@ -1,7 +1,7 @@
 """Leaderboards served from the cache: every kind of change makes the next read fresh.
 
 Each step reads the board (filling the cache), changes something, and reads again through
-the same app: the second read must show the change. One change is made through a second app
+the same app: the second read must show the change. Some changes are made through a second app
 instance on the same database (its own cache), as another host would. A raw SQL change that
 does not bump the stamp shows that the reads are really served from the cache.
 """
@@ -18,7 +18,7 @@ from sqlalchemy import select, text, update
 
 from benchmark import GoldSet
 from situatedqa_server.extensions import db
-from situatedqa_server.models import GoldVersion, Submission, Team, User
+from situatedqa_server.models import GoldVersion, Score, Submission, Team, User
 from situatedqa_server.services import baselines, board_cache, gold_store, jobs, visibility
 
 from .conftest import api_upload, make_app, new_token, prediction_file, register
@@ -140,8 +140,21 @@ def test_every_change_makes_the_next_read_fresh(app: Flask, release_gold: GoldSe
     board = read(client)
     assert board["gold_version"] == "second" and names(client) == ["high"]
 
+    # A rescore rewrites score rows, here on the board of the (published) first version.
+    first = f"&version={gold_store.FIRST_VERSION_NAME}"
+    assert read(client, first)["entries"][0]["metrics"]["em"] != 12.5
+
+    def rescored() -> None:
+        row = db.session.scalars(select(Score).join(GoldVersion).where(
+            Score.submission_id == high,
+            GoldVersion.name == gold_store.FIRST_VERSION_NAME)).one()
+        row.metrics = {**row.metrics, "em": 12.5}
+    change(other, rescored)
+    assert read(client, first)["entries"][0]["metrics"]["em"] == 12.5
+
     # The reads above came from the cache: a raw write that skips the stamp is not seen
     # until the stamp is bumped (as bump_sql does for writes outside the session).
+    assert names(client) == ["high"]
     with app.app_context():
         db.session.execute(update(Submission).where(Submission.id == high)
                            .values(method_name="renamed"))
