@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 from flask import current_app
-from sqlalchemy import exists, func, select, update
+from sqlalchemy import DateTime, Integer, exists, func, literal, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from benchmark import TRACK_INFO, GoldError, ScoreResult, ValidationError
@@ -222,49 +222,63 @@ def unchanged_boards(version: GoldVersion, donor: GoldVersion) -> frozenset[tupl
     return _unchanged[key]
 
 
-def copy_values(row: Score, version_id: int) -> dict[str, Any]:
-    """A score row's values carried over to another version with the same gold examples."""
-    return {"submission_id": row.submission_id, "gold_version_id": version_id,
-            "track": row.track, "split": row.split, "n": row.n, "metrics": row.metrics,
-            "ci": row.ci, "counts": row.counts, "primary_metric": row.primary_metric,
-            "outcomes": row.outcomes, "scored_at": utcnow()}
-
-
-def donor_scores(version: GoldVersion, submissions: list[Submission]) -> dict[int, Score]:
-    """Parent-version scores of the submissions whose board the version did not change.
+def carriable(version: GoldVersion, submissions: list[Submission]) -> tuple[int | None, set[int]]:
+    """The parent's id and the submissions whose parent row carries over unchanged.
 
     Scores depend only on the gold examples of a board (and the file, the seed and the
-    resamples), so on an unchanged board the parent's row is exactly what a rescore gives.
+    resamples), so on a board the version did not change the parent's row is exactly what
+    a rescore gives.
     """
     parent = db.session.get(GoldVersion, version.parent_id) if version.parent_id else None
     if parent is None:
-        return {}
+        return None, set()
     same = unchanged_boards(version, parent)
     eligible = [s.id for s in submissions if (s.track, s.split) in same]
     if not eligible:
-        return {}
-    return {row.submission_id: row for row in db.session.scalars(select(Score).where(
-        Score.gold_version_id == parent.id, Score.submission_id.in_(eligible)))}
+        return parent.id, set()
+    return parent.id, set(db.session.scalars(select(Score.submission_id).where(
+        Score.gold_version_id == parent.id, Score.submission_id.in_(eligible))))
 
 
-def score_rows(version: GoldVersion, submissions: list[Submission], *,
-               incremental: bool = True) -> list[dict[str, Any]]:
-    """Score stored submissions against a version (DATA_ERRORS when a file cannot be read).
+def copy_rows(version_id: int, parent_id: int, submission_ids: set[int]) -> None:
+    """Copy parent-version score rows to a version: one INSERT … SELECT, nothing read."""
+    if not submission_ids:
+        return
+    copied = ("submission_id", "track", "split", "n", "metrics", "ci", "counts",
+              "primary_metric", "outcomes")
+    source = select(*(getattr(Score, name) for name in copied),
+                    literal(version_id, Integer), literal(utcnow(), DateTime)).where(
+        Score.gold_version_id == parent_id, Score.submission_id.in_(submission_ids))
+    dialect = db.session.get_bind().dialect.name
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    db.session.execute(insert(Score).from_select(
+        [*copied, "gold_version_id", "scored_at"], source).on_conflict_do_nothing(
+        index_elements=["submission_id", "gold_version_id"]))
 
-    Incremental: a submission on a board the update did not touch keeps its parent-version
-    row (copied); only those on changed boards have their files read and scored again.
-    """
+
+def score_rows(version: GoldVersion, submissions: list[Submission]) -> list[dict[str, Any]]:
+    """Read and score stored submissions against a version (DATA_ERRORS when one cannot be)."""
     gold = versions.gold_of(version)
-    donors = donor_scores(version, submissions) if incremental else {}
-    rest = [s for s in submissions if s.id not in donors]
-    uploaded = versions.uploaded_under(rest)
-    files = blobs.get_many(s.file_sha256 for s in rest)  # one round trip, not one a file
-    rows = [copy_values(row, version.id) for row in donors.values()]
-    rows += [score_values(s.id, version.id, versions.score_submission(
+    uploaded = versions.uploaded_under(submissions)
+    files = blobs.get_many(s.file_sha256 for s in submissions)  # one round trip, not one a file
+    return [score_values(s.id, version.id, versions.score_submission(
         s, gold.get(s.track, s.split), uploaded.get(s.id),
         blobs.decompress(files[s.file_sha256]) if s.file_sha256 in files else None))
-        for s in rest]
-    return rows
+        for s in submissions]
+
+
+def rescore_into(version: GoldVersion, submissions: list[Submission], *,
+                 incremental: bool = True) -> None:
+    """Add the version's scores of stored submissions (not committed).
+
+    Incremental: rows on boards the update did not touch are carried over from the parent;
+    only submissions on changed boards have their files read and scored again.
+    """
+    parent_id, carried = carriable(version, submissions) if incremental else (None, set())
+    rows = score_rows(version, [s for s in submissions if s.id not in carried])
+    if parent_id is not None:
+        copy_rows(version.id, parent_id, carried)
+    insert_scores(rows)
 
 
 def run_batch(batch_id: int) -> bool:
@@ -290,14 +304,18 @@ def run_batch(batch_id: int) -> bool:
     db.session.rollback()
     try:
         version = db.session.get_one(GoldVersion, version_id)
-        rows = score_rows(version, unscored(version, first_id, last_id),
-                          incremental=bool(job.params.get("incremental", True)))
+        pending = unscored(version, first_id, last_id)
+        parent_id, carried = (carriable(version, pending)
+                              if job.params.get("incremental", True) else (None, set()))
+        rows = score_rows(version, [s for s in pending if s.id not in carried])
     except DATA_ERRORS as exc:
         fail(job.id, f"submission file in batch {batch.seq} cannot be scored: "
                      f"{type(exc).__name__}: {exc}")
         return False
     # Scoring reads outside any write lock; the writes take it (SQLite: BEGIN IMMEDIATE).
     write_transaction()
+    if parent_id is not None:
+        copy_rows(version_id, parent_id, carried)
     insert_scores(rows)
     marked = db.session.execute(update(JobBatch).where(
         JobBatch.id == batch_id, JobBatch.done.is_(False)).values(
@@ -347,8 +365,8 @@ def finish(job_id: int) -> bool:
         return False
     _start(job)
     try:
-        insert_scores(score_rows(version, unscored(version),
-                                 incremental=bool(job.params.get("incremental", True))))
+        rescore_into(version, unscored(version),
+                     incremental=bool(job.params.get("incremental", True)))
     except DATA_ERRORS as exc:
         db.session.rollback()
         fail(job_id, f"a late upload cannot be scored: {type(exc).__name__}: {exc}")
