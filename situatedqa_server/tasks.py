@@ -61,7 +61,10 @@ def celery_init_app(app: Flask) -> Celery:
     celery.conf.update(
         broker_url=broker_url(app), task_ignore_result=True,
         # A task is acknowledged only when it has run; a killed worker's task is redelivered.
-        task_acks_late=True, task_reject_on_worker_lost=True, worker_prefetch_multiplier=1,
+        task_acks_late=True, task_reject_on_worker_lost=True,
+        # Synchronous transports (the embedded broker) ack between 2-second drains: with a
+        # few messages reserved ahead, a process never idles waiting for that ack.
+        worker_prefetch_multiplier=4,
         task_always_eager=bool(app.config["JOBS_EAGER"]), task_eager_propagates=True,
         # Redis redelivers a message unacknowledged this long (a worker killed mid-task);
         # the SQLAlchemy transport takes no such option (the sweep redelivers there).
