@@ -12,6 +12,7 @@ from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
 from flask_wtf import CSRFProtect
 from sqlalchemy import Connection, Engine, MetaData, event
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import DeclarativeBase
 
 # Stable constraint names so Alembic migrations are the same on SQLite and PostgreSQL.
@@ -62,6 +63,13 @@ def _sqlite_begin(connection: Connection) -> None:
         return
     immediate = connection.get_execution_options().get("sqlite_immediate", False)
     connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+def upsert_insert(entity: Any) -> Any:
+    """INSERT for the session's database that takes ON CONFLICT (PostgreSQL or SQLite)."""
+    if db.session.get_bind().dialect.name == "postgresql":
+        return postgresql.insert(entity)
+    return sqlite.insert(entity)
 
 
 def config_limit(setting: str) -> Callable[[], str]:

@@ -12,9 +12,8 @@ import zlib
 from collections.abc import Iterable
 
 from sqlalchemy import select
-from sqlalchemy.dialects import postgresql, sqlite
 
-from ..extensions import db
+from ..extensions import db, upsert_insert
 from ..models import StoredFile, utcnow
 
 #: zlib level 6 for the gold (stored once): 8.5 MB become 1.3 MB in 0.15 s.
@@ -41,9 +40,7 @@ def put(data: bytes, sha256: str | None = None, level: int = FAST_LEVEL) -> str:
     sha256 = sha256 or digest(data)
     values = {"sha256": sha256, "size": len(data), "created_at": utcnow(),
               "data": zlib.compress(data, level)}
-    dialect = db.session.get_bind().dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    db.session.execute(insert(StoredFile).values(**values).on_conflict_do_nothing(
+    db.session.execute(upsert_insert(StoredFile).values(**values).on_conflict_do_nothing(
         index_elements=["sha256"]))
     return sha256
 

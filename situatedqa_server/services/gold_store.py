@@ -12,13 +12,11 @@ import weakref
 from collections import OrderedDict
 from datetime import date
 from pathlib import Path
-from typing import Any
 
 import msgspec
 from sqlalchemy import func, or_, select
 
 from benchmark import Example, GoldError, GoldSet, GoldSplit, import_release
-from benchmark.tracks import SPLITS, TRACKS
 
 from ..extensions import db
 from ..models import GoldVersion
@@ -210,15 +208,3 @@ def warm_up() -> None:
             _ = (split.normalized_answers, split.normalized_any_answers,
                  split.partition_masks, split.sources,
                  split.labels if split.is_identification else None)
-
-
-def describe(gold: GoldSet) -> list[tuple[str, str, int]]:
-    """(track, split, examples) for every split present, in canonical order."""
-    return [(t, s, len(gold.get(t, s))) for t in TRACKS for s in SPLITS
-            if (t, s) in gold.splits]
-
-
-def stats() -> dict[str, Any]:
-    """What this process holds in its gold cache (for diagnostics)."""
-    with _cache_lock:
-        return {"cached": list(_cache)}

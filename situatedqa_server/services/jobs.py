@@ -13,19 +13,16 @@ stays "running" with nothing running it.
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-import numpy as np
 from flask import current_app
 from sqlalchemy import DateTime, Integer, exists, func, literal, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 
-from benchmark import TRACK_INFO, GoldError, ScoreResult, ValidationError
+from benchmark import GoldError, ScoreResult, ValidationError
 
-from ..extensions import db
+from ..extensions import db, upsert_insert
 from ..models import (
     GoldVersion,
     Job,
@@ -38,6 +35,7 @@ from ..models import (
     utcnow,
 )
 from . import audit, blobs, gold_store, versions
+from .scoring import score_columns
 
 log = logging.getLogger(__name__)
 UNFINISHED = (JobStatus.QUEUED.value, JobStatus.RUNNING.value)
@@ -45,7 +43,7 @@ UNFINISHED = (JobStatus.QUEUED.value, JobStatus.RUNNING.value)
 MAX_ATTEMPTS = 5
 #: Errors of the data, not of the process: retrying cannot help, the job fails.
 DATA_ERRORS = (ValidationError, GoldError, gold_store.GoldUnavailable, blobs.MissingFile)
-#: Serialises regenerations started from the admin pages (as baselines.REGENERATION_LOCK_KEY).
+#: Sends one step ("batch", "finish" or "regenerate", and its id) to the job workers.
 Dispatcher = Callable[[str, int], None]
 
 
@@ -172,27 +170,16 @@ def _start(job: Job) -> None:
 
 
 def score_values(submission_id: int, version_id: int, result: ScoreResult) -> dict[str, Any]:
-    """A score row's column values from a benchmark result (NaN stored as null)."""
-    from .scoring import finite
-
-    metrics = {name: finite(value) for name, value in result.metrics.items()}
-    ci = {name: ([finite(v) for v in interval] if interval and all(map(math.isfinite, interval))
-                 else None) for name, interval in result.ci.items()}
+    """A score row's column values from a benchmark result, for insert_scores."""
     return {"submission_id": submission_id, "gold_version_id": version_id,
-            "track": result.track, "split": result.split, "n": result.n, "metrics": metrics,
-            "ci": ci, "counts": dict(result.counts),
-            "primary_metric": metrics.get(TRACK_INFO[result.track].primary),
-            "outcomes": np.asarray(result.outcomes, dtype=np.uint8).tobytes(),
-            "scored_at": utcnow()}
+            **score_columns(result)}
 
 
 def insert_scores(rows: list[dict[str, Any]]) -> None:
     """Insert score rows, skipping those a concurrent run of the same step wrote first."""
     if not rows:
         return
-    dialect = db.session.get_bind().dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    db.session.execute(insert(Score).values(rows).on_conflict_do_nothing(
+    db.session.execute(upsert_insert(Score).values(rows).on_conflict_do_nothing(
         index_elements=["submission_id", "gold_version_id"]))
 
 
@@ -249,9 +236,7 @@ def copy_rows(version_id: int, parent_id: int, submission_ids: set[int]) -> None
     source = select(*(getattr(Score, name) for name in copied),
                     literal(version_id, Integer), literal(utcnow(), DateTime)).where(
         Score.gold_version_id == parent_id, Score.submission_id.in_(submission_ids))
-    dialect = db.session.get_bind().dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    db.session.execute(insert(Score).from_select(
+    db.session.execute(upsert_insert(Score).from_select(
         [*copied, "gold_version_id", "scored_at"], source).on_conflict_do_nothing(
         index_elements=["submission_id", "gold_version_id"]))
 

@@ -13,9 +13,8 @@ from typing import Any
 
 from flask import current_app
 from sqlalchemy import select, update
-from sqlalchemy.dialects import postgresql, sqlite
 
-from ..extensions import db
+from ..extensions import db, upsert_insert
 from ..models import QuotaCounter, RejectedUpload
 
 TOTAL = "total"
@@ -77,9 +76,7 @@ def begin_locked() -> None:
 
 def _insert_missing(model: type[Any], **values: Any) -> None:
     """INSERT … ON CONFLICT DO NOTHING, so concurrent first uploads do not collide."""
-    dialect = db.session.get_bind().dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    db.session.execute(insert(model).values(**values).on_conflict_do_nothing())
+    db.session.execute(upsert_insert(model).values(**values).on_conflict_do_nothing())
 
 
 def usage(team_id: int, track: str) -> QuotaUsage:
@@ -117,10 +114,8 @@ def consume(team_id: int, track: str) -> None:
     the upload's transaction ends. Over a limit, QuotaExceeded; the caller's rollback then
     takes the increment back, so nothing is spent.
     """
-    dialect = db.session.get_bind().dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
     today = utc_today().isoformat()
-    rows = insert(QuotaCounter).values(
+    rows = upsert_insert(QuotaCounter).values(
         [{"team_id": team_id, "track": track, "period": TOTAL, "used": 1},
          {"team_id": team_id, "track": track, "period": today, "used": 1}])
     statement = rows.on_conflict_do_update(

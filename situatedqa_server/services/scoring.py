@@ -78,17 +78,21 @@ def rejection_lead(exc: ValidationError, track: str, split: str) -> str | None:
         return None
 
 
-def new_score(submission: Submission, version: GoldVersion, result: ScoreResult) -> Score:
-    """A Score row from a benchmark result (NaN stored as null)."""
+def score_columns(result: ScoreResult) -> dict[str, Any]:
+    """A score row's columns from a benchmark result, ids aside (NaN stored as null)."""
     metrics = {name: finite(value) for name, value in result.metrics.items()}
     ci = {name: ([finite(v) for v in interval] if interval and all(map(math.isfinite, interval))
                  else None) for name, interval in result.ci.items()}
-    return Score(submission=submission, gold_version=version, track=result.track,
-                 split=result.split, n=result.n, metrics=metrics, ci=ci,
-                 counts=dict(result.counts),
-                 primary_metric=metrics.get(TRACK_INFO[result.track].primary),
-                 outcomes=np.asarray(result.outcomes, dtype=np.uint8).tobytes(),
-                 scored_at=utcnow())
+    return {"track": result.track, "split": result.split, "n": result.n, "metrics": metrics,
+            "ci": ci, "counts": dict(result.counts),
+            "primary_metric": metrics.get(TRACK_INFO[result.track].primary),
+            "outcomes": np.asarray(result.outcomes, dtype=np.uint8).tobytes(),
+            "scored_at": utcnow()}
+
+
+def new_score(submission: Submission, version: GoldVersion, result: ScoreResult) -> Score:
+    """A Score row from a benchmark result."""
+    return Score(submission=submission, gold_version=version, **score_columns(result))
 
 
 #: Called with the new submission and its released score (its own, or the one the Ladder
