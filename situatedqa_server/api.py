@@ -90,41 +90,38 @@ def create_submission() -> tuple[dict[str, Any], int]:
         raise ApiError(400, "invalid_request", "some fields are missing or invalid",
                        {"fields": form.errors})
     data, key = form.file.data.read(), idempotency_key()
-    digest = idempotency.request_digest(
-        ((k, v) for k, v in request.form.items(multi=True)), data) if key else ""
+    digest = idempotency.request_digest(request.form.items(multi=True), data) if key else ""
     if key and (stored := replay(user, key, digest)) is not None:
         return stored
-    # The 201's body is built in the upload's transaction, before the commit, so nothing is
-    # read again after it (and an Idempotency-Key records the very same body).
     body: dict[str, Any] = {}
 
-    def respond(submission: Submission, score: Score) -> dict[str, Any]:
-        if not body:
-            body.update(submission_json(submission, score))
-        return body
-
-    recorder = idempotency.recorder(user, key, digest, respond) if key else None
-
     def before_commit(submission: Submission, score: Score) -> None:
-        respond(submission, score)
-        if recorder is not None:
-            recorder(submission, score)
+        # Built in the upload's transaction: nothing is read again after the commit, and an
+        # Idempotency-Key records this very body.
+        body.update(submission_json(submission, score))
+        if key:
+            idempotency.record(user, key, digest, body)
 
     try:
-        submission, score = scoring.submit(user, form.track.data, form.split.data, data,
-                                           form.file.data.filename or "upload",
-                                           form.to_meta(), before_commit)
-    except idempotency.ConcurrentRequest:
-        stored = replay(user, key or "", digest)
-        if stored is None:
-            raise ApiError(409, "conflict", "a request with this Idempotency-Key is still "
-                           "being processed; retry in a moment") from None
-        return stored
-    except DuplicateSubmission as exc:
+        submit(user, form, data, before_commit)
+    except (idempotency.ConcurrentRequest, DuplicateSubmission) as exc:
+        # The same request, retried while the first was being stored: its response.
         if key and (stored := replay(user, key, digest)) is not None:
-            return stored  # the same request, retried while the first was being stored
-        raise ApiError(409, "duplicate_submission", str(exc),
-                       {"submission_id": exc.earlier_id}) from None
+            return stored
+        if isinstance(exc, DuplicateSubmission):
+            raise ApiError(409, "duplicate_submission", str(exc),
+                           {"submission_id": exc.earlier_id}) from None
+        raise ApiError(409, "conflict", "a request with this Idempotency-Key is still being "
+                       "processed; retry in a moment") from None
+    return body, 201
+
+
+def submit(user: User, form: SubmissionForm, data: bytes,
+           before_commit: scoring.BeforeCommit) -> None:
+    """scoring.submit, its user errors as API errors (all leave nothing stored)."""
+    try:
+        scoring.submit(user, form.track.data, form.split.data, data,
+                       form.file.data.filename or "upload", form.to_meta(), before_commit)
     except FileTooLargeError as exc:
         raise ApiError(413, "file_too_large", str(exc), {"problems": exc.to_json()}) from None
     except ValidationError as exc:
@@ -137,7 +134,6 @@ def create_submission() -> tuple[dict[str, Any], int]:
                        headers=quotas.retry_after(exc.details)) from None
     except GoldUnavailable as exc:
         raise ApiError(503, "gold_unavailable", str(exc)) from None
-    return body or submission_json(submission, score), 201
 
 
 def idempotency_key() -> str | None:

@@ -8,7 +8,7 @@ spends no quota twice.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from datetime import timedelta
 from typing import Any
 
@@ -16,7 +16,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
 from ..extensions import db
-from ..models import IdempotencyKey, Score, Submission, User, utcnow
+from ..models import IdempotencyKey, User, utcnow
 
 WINDOW = timedelta(hours=24)
 MAX_KEY_LENGTH = 200
@@ -53,19 +53,14 @@ def replay(user: User, key: str, request_sha256: str) -> tuple[dict[str, Any], i
     return dict(row.response), row.status
 
 
-def recorder(user: User, key: str, request_sha256: str,
-             response: Callable[[Submission, Score], dict[str, Any]]
-             ) -> Callable[[Submission, Score], None]:
-    """A hook for scoring.submit that records the key and the response before the commit."""
-    def record(submission: Submission, score: Score) -> None:
-        db.session.execute(delete(IdempotencyKey).where(
-            IdempotencyKey.user_id == user.id, IdempotencyKey.key == key,
-            IdempotencyKey.created_at < utcnow() - WINDOW))
-        db.session.add(IdempotencyKey(user_id=user.id, key=key, request_sha256=request_sha256,
-                                      status=201, response=response(submission, score),
-                                      created_at=utcnow()))
-        try:
-            db.session.flush()
-        except IntegrityError:
-            raise ConcurrentRequest(key) from None
-    return record
+def record(user: User, key: str, request_sha256: str, response: dict[str, Any]) -> None:
+    """Record the key and its 201 response in the upload's transaction (before its commit)."""
+    db.session.execute(delete(IdempotencyKey).where(
+        IdempotencyKey.user_id == user.id, IdempotencyKey.key == key,
+        IdempotencyKey.created_at < utcnow() - WINDOW))
+    db.session.add(IdempotencyKey(user_id=user.id, key=key, request_sha256=request_sha256,
+                                  status=201, response=response, created_at=utcnow()))
+    try:
+        db.session.flush()
+    except IntegrityError:
+        raise ConcurrentRequest(key) from None
