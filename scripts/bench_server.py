@@ -125,7 +125,7 @@ def bulk_insert(url: str, schema: str, track: str, split: str, count: int) -> No
                 "submission_id": submission_id, "gold_version_id": version_id, "track": track,
                 "split": split, "n": 500, "primary_metric": values["em"], "metrics": values,
                 "ci": {name: [v - 2, v + 2] for name, v in values.items()},
-                "counts": {name: 500 for name in values}})
+                "counts": dict.fromkeys(values, 500)})
         connection.execute(sa.text(
             "INSERT INTO score (submission_id, gold_version_id, track, split, n, primary_metric,"
             " metrics, ci, counts, outcomes, scored_at) SELECT submission_id, gold_version_id, "

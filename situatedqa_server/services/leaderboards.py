@@ -292,7 +292,7 @@ def parse_board_query(track: str, args: Any, per_page_default: int) -> BoardQuer
     model_type = args.get("model_type") or None
     if model_type is not None and model_type not in {m.value for m in ModelType}:
         raise BadBoardQuery(f"unknown model type {model_type!r}")
-    fine_tuned = {"yes": True, "no": False, "": None}.get(args.get("fine_tuned", ""), None)
+    fine_tuned = {"yes": True, "no": False, "": None}.get(args.get("fine_tuned", ""))
     page = args.get("page", 1, type=int) or 1
     if page > MAX_PAGE:
         raise BadBoardQuery(f"the page must be between 1 and {MAX_PAGE}")

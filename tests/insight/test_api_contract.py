@@ -11,10 +11,9 @@ from flask.testing import FlaskClient
 from sqlalchemy import update
 
 from benchmark import TRACKS, GoldSet
+from situatedqa_server import create_app
 from situatedqa_server.extensions import db
 from situatedqa_server.models import ApiToken, utcnow
-
-from situatedqa_server import create_app
 
 from .conftest import TEST_CONFIG, api_upload, make_app, new_token, prediction_file, register
 

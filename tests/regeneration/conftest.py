@@ -14,7 +14,12 @@ from sqlalchemy import select
 
 from situatedqa_server.extensions import db
 from situatedqa_server.models import (
-    AuditLog, GoldVersion, ReportedEntry, Score, StoredFile, Submission,
+    AuditLog,
+    GoldVersion,
+    ReportedEntry,
+    Score,
+    StoredFile,
+    Submission,
 )
 from tests.server.conftest import (  # noqa: F401  (pytest finds fixtures by name)
     api_upload,

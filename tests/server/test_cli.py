@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchmark import GoldSet
 from flask import Flask
 from flask.testing import FlaskCliRunner
 from sqlalchemy import inspect, select
 
+from benchmark import GoldSet
 from situatedqa_server import create_app
 from situatedqa_server.extensions import db
 from situatedqa_server.models import GoldVersion, Score, Submission, User

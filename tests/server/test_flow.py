@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import io
 
-from benchmark import GoldSet
 from flask import Flask
 from flask.testing import FlaskClient
+
+from benchmark import GoldSet
 
 from .conftest import api_upload, csrf_token, new_token, prediction_file, register
 

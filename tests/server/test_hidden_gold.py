@@ -9,12 +9,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from benchmark import Example, GoldSet, GoldSplit
 from flask import Flask
 from flask.testing import FlaskClient
 
+from benchmark import Example, GoldSet, GoldSplit
+
 from .conftest import (
-    PASSWORD, api_upload, csrf_token, login, make_app, new_token, prediction_file, register,
+    PASSWORD,
+    api_upload,
+    csrf_token,
+    login,
+    make_app,
+    new_token,
+    prediction_file,
+    register,
 )
 
 CANARY = "zq-canary-7f3e9b1c-answer"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import csv
 import io
 
-from benchmark import GoldSet
 from flask import Flask
 from sqlalchemy import update
 
+from benchmark import GoldSet
 from situatedqa_server.extensions import db
 from situatedqa_server.models import ReportedEntry, Submission
 

@@ -9,16 +9,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from benchmark import GoldSet
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
+from benchmark import GoldSet
 from situatedqa_server.extensions import db
 from situatedqa_server.models import ApiToken, AuditLog, Submission, User, utcnow
 
 from .conftest import (
-    PASSWORD, api_upload, csrf_token, login, make_app, new_token, prediction_file, register,
+    PASSWORD,
+    api_upload,
+    csrf_token,
+    login,
+    make_app,
+    new_token,
+    prediction_file,
+    register,
 )
 
 

@@ -10,18 +10,29 @@ from typing import Any
 
 import pytest
 import requests
-from benchmark import GoldSet
 from flask import Flask
 from sqlalchemy import func, select
 
+from benchmark import GoldSet
 from situatedqa_server.extensions import db
 from situatedqa_server.models import (
-    GoldVersion, QuotaCounter, RejectedUpload, Score, StoredFile, Submission,
+    GoldVersion,
+    QuotaCounter,
+    RejectedUpload,
+    Score,
+    StoredFile,
+    Submission,
 )
 from situatedqa_server.services import blobs
 
 from .conftest import (
-    LiveServer, api_upload, csrf_token, make_app, new_token, prediction_file, register,
+    LiveServer,
+    api_upload,
+    csrf_token,
+    make_app,
+    new_token,
+    prediction_file,
+    register,
 )
 
 

@@ -150,7 +150,7 @@ def test_crash_halfway_keeps_the_old_version(app: Flask, client: FlaskClient,
     assert len(_score_ids(app, "2023-06")) == len(uploads)
     assert board(client, "temp", "test")[0] == "2023-06"
     listing = runner.invoke(args=["jobs", "list"]).output
-    assert f"rescore    done" in listing and f"{len(uploads)}/{len(uploads)}" in listing
+    assert "rescore    done" in listing and f"{len(uploads)}/{len(uploads)}" in listing
 
 
 def _score_ids(app: Flask, version_name: str) -> set[int]:
