@@ -54,7 +54,7 @@ from ..models import (
     utcnow,
 )
 from . import audit, blobs, gold_store, quotas, versions
-from .scoring import new_score
+from .score_rows import new_score
 
 PAPER_URL = "https://arxiv.org/abs/2109.06157"
 #: The reference submissions: the quick runners' outputs, committed compressed with sidecars.

@@ -35,7 +35,7 @@ from ..models import (
     utcnow,
 )
 from . import audit, blobs, gold_store, versions
-from .scoring import score_columns
+from .score_rows import score_columns
 
 log = logging.getLogger(__name__)
 UNFINISHED = (JobStatus.QUEUED.value, JobStatus.RUNNING.value)

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from flask import current_app
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from benchmark import (
-    TRACK_INFO,
     GoldSplit,
     Predictions,
     ScoreResult,
@@ -27,6 +24,7 @@ from benchmark import (
 from ..extensions import db
 from ..models import GoldVersion, Score, Submission, User, Visibility, utcnow
 from . import audit, blobs, duplicates, gold_store, ladder, quotas, versions
+from .score_rows import new_score
 
 HIDDEN_SPLIT = "test"
 
@@ -50,11 +48,6 @@ class SubmissionMeta:
     public: bool = False
 
 
-def finite(value: float | None) -> float | None:
-    """A float for JSON: NaN and infinities (undefined metrics) become None."""
-    return value if value is not None and math.isfinite(value) else None
-
-
 def evaluate(gold: GoldSplit, data: bytes, filename: str,
              resamples: int | None = None) -> tuple[Predictions, ScoreResult]:
     """Parse and score a file against one gold split; benchmark.ValidationError if invalid."""
@@ -76,23 +69,6 @@ def rejection_lead(exc: ValidationError, track: str, split: str) -> str | None:
         return wrong_split_hint(exc, gold_store.get_gold(), track, split)
     except gold_store.GoldUnavailable:
         return None
-
-
-def score_columns(result: ScoreResult) -> dict[str, Any]:
-    """A score row's columns from a benchmark result, ids aside (NaN stored as null)."""
-    metrics = {name: finite(value) for name, value in result.metrics.items()}
-    ci = {name: ([finite(v) for v in interval] if interval and all(map(math.isfinite, interval))
-                 else None) for name, interval in result.ci.items()}
-    return {"track": result.track, "split": result.split, "n": result.n, "metrics": metrics,
-            "ci": ci, "counts": dict(result.counts),
-            "primary_metric": metrics.get(TRACK_INFO[result.track].primary),
-            "outcomes": np.asarray(result.outcomes, dtype=np.uint8).tobytes(),
-            "scored_at": utcnow()}
-
-
-def new_score(submission: Submission, version: GoldVersion, result: ScoreResult) -> Score:
-    """A Score row from a benchmark result."""
-    return Score(submission=submission, gold_version=version, **score_columns(result))
 
 
 #: Called with the new submission and its released score (its own, or the one the Ladder

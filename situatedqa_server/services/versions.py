@@ -51,6 +51,7 @@ from ..models import (
     Visibility,
 )
 from . import audit, blobs, gold_store
+from .score_rows import new_score
 
 log = logging.getLogger(__name__)
 #: Splits whose changed keys and answers the public changelog lists (test: counts only).
@@ -288,8 +289,6 @@ def upload_scores(submission: Submission, predictions: Predictions, inputs: Gold
 
     Call inside the upload's locked transaction; returns the active version's row.
     """
-    from .scoring import new_score
-
     lock_versions(shared=True)
     rows = []
     for version in active_and_rescoring():

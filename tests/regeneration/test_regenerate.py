@@ -16,7 +16,7 @@ from situatedqa_server.extensions import db
 from situatedqa_server.models import QuotaCounter, ReportedEntry, Score, Submission
 from situatedqa_server.services import baselines as svc
 from situatedqa_server.services import versions
-from situatedqa_server.services.scoring import new_score
+from situatedqa_server.services.score_rows import new_score
 
 from .conftest import database_state, write_qa_output
 

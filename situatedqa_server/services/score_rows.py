@@ -1,0 +1,37 @@
+"""Score rows from benchmark results: shared by uploads, version rescoring and baselines.
+
+A leaf under scoring and versions, so that neither needs the other to build a row.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from benchmark import TRACK_INFO, ScoreResult
+
+from ..models import GoldVersion, Score, Submission, utcnow
+
+
+def finite(value: float | None) -> float | None:
+    """A float for JSON: NaN and infinities (undefined metrics) become None."""
+    return value if value is not None and math.isfinite(value) else None
+
+
+def score_columns(result: ScoreResult) -> dict[str, Any]:
+    """A score row's columns from a benchmark result, ids aside (NaN stored as null)."""
+    metrics = {name: finite(value) for name, value in result.metrics.items()}
+    ci = {name: ([finite(v) for v in interval] if interval and all(map(math.isfinite, interval))
+                 else None) for name, interval in result.ci.items()}
+    return {"track": result.track, "split": result.split, "n": result.n, "metrics": metrics,
+            "ci": ci, "counts": dict(result.counts),
+            "primary_metric": metrics.get(TRACK_INFO[result.track].primary),
+            "outcomes": np.asarray(result.outcomes, dtype=np.uint8).tobytes(),
+            "scored_at": utcnow()}
+
+
+def new_score(submission: Submission, version: GoldVersion, result: ScoreResult) -> Score:
+    """A Score row from a benchmark result."""
+    return Score(submission=submission, gold_version=version, **score_columns(result))
