@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from benchmark import GoldSet, GoldSplit, compare, score
 from benchmark.metrics import (
-    CONFIDENCE,
     accuracy_from_binary,
     auc_metric,
     confusion_codes,
@@ -131,7 +130,16 @@ def test_metric_from_codes_matches_direct_percentiles() -> None:
     half_width = 1.96 * np.sqrt(0.75 * 0.25 / 40) * 100
     assert value.ci[0] == pytest.approx(75 - half_width, abs=3.5)
     assert value.ci[1] == pytest.approx(75 + half_width, abs=3.5)
-    assert CONFIDENCE == 0.95
+
+
+def test_percentile_interval_is_the_central_95_percent() -> None:
+    # Values 0..1000: the 2.5th and 97.5th percentiles are 25 and 975 (ranks 25 and 975
+    # of 1001); undefined draws (NaN) are left out, not counted.
+    assert percentile_interval(np.arange(1001.0)) == pytest.approx((25.0, 975.0))
+    with_nan = np.concatenate([np.arange(1001.0), np.full(500, np.nan)])
+    assert percentile_interval(with_nan) == pytest.approx((25.0, 975.0))
+    low, high = percentile_interval(np.full(3, np.nan))
+    assert np.isnan(low) and np.isnan(high)
 
 
 def test_paired_comparison_clearly_better() -> None:
