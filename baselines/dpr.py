@@ -1,38 +1,54 @@
 """Retrieval-based baseline: DPR retriever (question/context encoders + faiss) and DPR reader.
 
-torch, transformers and faiss are imported lazily so the package imports without them.
+The corpus is streamed (:mod:`baselines.corpus`), passage embeddings go batch by batch to disk
+and into an incrementally built index (:mod:`baselines.passage_index`): peak memory is one
+batch plus the index, at Wikipedia scale too. Models and batches live on the device of a
+:class:`~baselines.devices.Placement` (the same code on CPU and CUDA).
+
+torch and transformers are imported lazily so the package imports without them.
 """
 
 from __future__ import annotations
 
-import csv
+import glob
 import json
 import logging
-import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import click
+import numpy as np
 
-from baselines.output import sha256_file
+from baselines import devices
+from baselines.corpus import CorpusTable, Passage, PassageStore, iter_passages, iter_rows
+from baselines.output import fingerprint, sha256_file
+from baselines.passage_index import (
+    INDEX_KINDS,
+    EmbeddingFile,
+    IndexParams,
+    Matrix,
+    PassageIndex,
+    iter_batches,
+    load_dpr_shards,
+    numpy_top_k,
+)
 from baselines.release import QAItem
 from baselines.spans import best_span, extend_to_words, passage_bounds
 
 log = logging.getLogger(__name__)
 
-INDEX_KINDS = ("flat", "hnsw", "numpy")
+__all__ = ["INDEX_KINDS", "DPRPipeline", "DPRRunConfig", "IndexParams", "Passage",
+           "PassageIndex", "build_index", "decode_answer", "encode_passages",
+           "encode_questions", "iter_passages", "numpy_top_k", "reader_inputs",
+           "require_corpus"]
+
 PASSAGE_MAX_LENGTH = 256
-
-
-@dataclass(frozen=True)
-class Passage:
-    """One corpus passage (DPR psgs_w100.tsv row)."""
-
-    id: str
-    text: str
-    title: str
+STATE = "index.json"
+EMBEDDINGS = "embeddings.f32"
+PassageEncoder = Callable[[Sequence[Passage]], Matrix]
 
 
 @dataclass(frozen=True)
@@ -40,7 +56,7 @@ class DPRRunConfig:
     """Everything the DPR pipeline needs."""
 
     question_encoder: Path
-    ctx_encoder: Path
+    ctx_encoder: Path | None
     reader: Path
     corpus: Path
     index_kind: str = "flat"
@@ -50,10 +66,31 @@ class DPRRunConfig:
     max_span_length: int = 10
     reader_max_length: int = 350
     batch_size: int = 16
+    encode_batch_size: int = 64
+    reader_batch_size: int = 50
+    device: str = "auto"
+    precision: str = "auto"
+    passage_embeddings: tuple[Path, ...] = ()
+    hnsw_m: int = 32
+    ef_search: int = 128
+    nlist: int = 0
+    nprobe: int = 64
+
+    def index_params(self) -> IndexParams:
+        """The index kind and knobs."""
+        return IndexParams(kind=self.index_kind, hnsw_m=self.hnsw_m, ef_search=self.ef_search,
+                           nlist=self.nlist, nprobe=self.nprobe)
 
     def describe(self) -> dict[str, Any]:
         """JSON-ready settings for the metadata sidecar."""
-        return {k: str(v) if isinstance(v, Path) else v for k, v in asdict(self).items()}
+        def plain(value: Any) -> Any:
+            if isinstance(value, Path):
+                return str(value)
+            if isinstance(value, tuple):
+                return [plain(v) for v in value]
+            return value
+
+        return {k: plain(v) for k, v in asdict(self).items()}
 
 
 def require_corpus(path: Path | None) -> Path:
@@ -66,141 +103,112 @@ def require_corpus(path: Path | None) -> Path:
     return path
 
 
-def read_corpus(path: Path) -> list[Passage]:
-    """Read a DPR passages TSV (header id, text, title)."""
-    csv.field_size_limit(sys.maxsize)
-    passages = []
-    with path.open(encoding="utf-8", newline="") as handle:
-        rows = csv.reader(handle, delimiter="\t")
-        header = next(rows, None)
-        if header is None or [h.strip() for h in header[:3]] != ["id", "text", "title"]:
-            raise click.ClickException(
-                f"{path}: expected a header 'id<TAB>text<TAB>title', got {header!r}")
-        for number, row in enumerate(rows, 2):
-            if len(row) < 3:
-                raise click.ClickException(f"{path}:{number}: expected 3 columns, got {len(row)}")
-            passages.append(Passage(row[0], row[1], row[2]))
-    if not passages:
-        raise click.ClickException(f"{path}: the corpus has no passages")
-    return passages
+def expand_shards(patterns: Sequence[str | Path]) -> tuple[Path, ...]:
+    """DPR shard files named by PATTERNS (paths or globs), sorted per pattern."""
+    found: list[Path] = []
+    for pattern in patterns:
+        matches = sorted(glob.glob(str(pattern)))
+        if not matches:
+            raise click.BadParameter(f"no embedding shard matches {pattern}",
+                                     param_hint="--passage-embeddings")
+        found.extend(Path(m) for m in matches)
+    return tuple(dict.fromkeys(found))
 
 
-def numpy_top_k(queries: Any, passages: Any, k: int) -> tuple[Any, Any]:
-    """Exact inner-product top-k with argpartition; returns (scores, indices) sorted desc."""
-    import numpy as np
+def encode_passages(model: Any, tokenizer: Any, passages: Sequence[Passage],
+                    placement: devices.Placement | None = None) -> Matrix:
+    """Encode one batch of (title, text) pairs with the context encoder; (n, d) float32."""
+    import torch  # lazy: see the module docstring
 
-    scores = queries @ passages.T
-    k = min(k, scores.shape[1])
-    part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
-    part_scores = np.take_along_axis(scores, part, axis=1)
-    # stable sort on (-score, index) so ties break by corpus order, like faiss flat
-    order = np.lexsort((part, -part_scores), axis=1)
-    return (np.take_along_axis(part_scores, order, axis=1),
-            np.take_along_axis(part, order, axis=1))
-
-
-class PassageIndex:
-    """Inner-product index over passage embeddings: faiss flat / HNSW, or numpy."""
-
-    def __init__(self, kind: str, index: Any) -> None:
-        """Wrap a faiss index, or a float32 matrix for the numpy kind."""
-        self.kind = kind
-        self.index = index
-
-    @classmethod
-    def build(cls, kind: str, embeddings: Any) -> PassageIndex:
-        """Build an index of KIND over an (n, d) float32 matrix."""
-        import numpy as np
-
-        embeddings = np.ascontiguousarray(embeddings, dtype=np.float32)
-        if kind == "numpy":
-            return cls(kind, embeddings)
-        import faiss
-
-        dim = embeddings.shape[1]
-        index: Any
-        if kind == "hnsw":
-            index = faiss.IndexHNSWFlat(dim, 32, faiss.METRIC_INNER_PRODUCT)
-            index.hnsw.efConstruction = 200
-        else:
-            index = faiss.IndexFlatIP(dim)
-        index.add(embeddings)
-        return cls(kind, index)
-
-    def search(self, queries: Any, k: int) -> tuple[Any, Any]:
-        """Top-k (scores, indices) for each query row."""
-        import numpy as np
-
-        queries = np.ascontiguousarray(queries, dtype=np.float32)
-        if self.kind == "numpy":
-            return numpy_top_k(queries, self.index, k)
-        if self.kind == "hnsw":
-            self.index.hnsw.efSearch = max(128, k)
-        scores, indices = self.index.search(queries, min(k, self.index.ntotal))
-        return scores, indices
-
-    def save(self, folder: Path, info: dict[str, Any]) -> None:
-        """Save the index and a description (kind, fingerprints) to FOLDER."""
-        import numpy as np
-
-        folder.mkdir(parents=True, exist_ok=True)
-        if self.kind == "numpy":
-            np.save(folder / "embeddings.npy", self.index)
-        else:
-            import faiss
-
-            faiss.write_index(self.index, str(folder / "index.faiss"))
-        (folder / "index.json").write_text(json.dumps({**info, "kind": self.kind}, indent=2),
-                                           encoding="utf-8")
-
-    @classmethod
-    def load(cls, folder: Path, info: dict[str, Any]) -> PassageIndex | None:
-        """Load a saved index if it matches INFO (same kind, corpus, encoder), else None."""
-        import numpy as np
-
-        described = folder / "index.json"
-        if not described.is_file():
-            return None
-        saved = json.loads(described.read_text(encoding="utf-8"))
-        if saved != info:
-            raise click.ClickException(
-                f"the index in {folder} was built for another corpus, encoder or index kind "
-                f"({saved}); remove it or pass another --index-path")
-        if saved["kind"] == "numpy":
-            return cls("numpy", np.load(folder / "embeddings.npy"))
-        import faiss
-
-        return cls(saved["kind"], faiss.read_index(str(folder / "index.faiss")))
+    where = placement or devices.cpu()
+    enc = tokenizer([p.title for p in passages], [p.text for p in passages], truncation=True,
+                    max_length=PASSAGE_MAX_LENGTH, padding=True, return_tensors="pt")
+    with torch.no_grad(), where.autocast():
+        out = model(**where.tensors(enc)).pooler_output
+    return np.asarray(out.float().cpu().numpy(), dtype=np.float32)
 
 
-def encode_passages(model: Any, tokenizer: Any, passages: Sequence[Passage], batch_size: int,
-                    ) -> Any:
-    """Encode (title, text) pairs with the context encoder; returns an (n, d) float32 array."""
-    import numpy as np
-    import torch
+def encode_questions(model: Any, tokenizer: Any, questions: Sequence[str],
+                     placement: devices.Placement | None = None) -> Matrix:
+    """Encode a batch of questions with the question encoder; (n, d) float32."""
+    import torch  # lazy: see the module docstring
+
+    where = placement or devices.cpu()
+    enc = tokenizer(list(questions), truncation=True, max_length=PASSAGE_MAX_LENGTH,
+                    padding=True, return_tensors="pt")
+    with torch.no_grad(), where.autocast():
+        out = model(**where.tensors(enc)).pooler_output
+    return np.asarray(out.float().cpu().numpy(), dtype=np.float32)
+
+
+def _saved_state(folder: Path, info: dict[str, Any]) -> dict[str, Any] | None:
+    """The state of FOLDER's index if it was built for INFO; a different build is refused."""
+    path = folder / STATE
+    if not path.is_file():
+        return None
+    saved: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    if {k: saved.get(k) for k in info} != info:
+        raise click.ClickException(
+            f"the index in {folder} was built for another corpus, encoder or index kind "
+            f"({ {k: saved.get(k) for k in info} }); remove it or pass another --index-path")
+    return saved
+
+
+def _write_state(folder: Path, state: dict[str, Any]) -> None:
+    """Write FOLDER's index.json."""
+    (folder / STATE).write_text(json.dumps(state, indent=2), encoding="utf-8")
+
+
+def build_index(corpus: Path, folder: Path, params: IndexParams, info: dict[str, Any],
+                encoder: Callable[[], PassageEncoder] | None = None,
+                shards: Sequence[Path] = (), batch_size: int = 64,
+                ) -> tuple[PassageIndex, CorpusTable]:
+    """Load FOLDER's index, or build it from CORPUS (resuming an interrupted encoding).
+
+    Passages are encoded in batches by the encoder ENCODER() returns (made only when
+    something is left to encode), or read from DPR embedding SHARDS.
+    """
     from tqdm import tqdm
 
-    model.eval()
-    chunks = []
-    with torch.no_grad():
-        for start in tqdm(range(0, len(passages), batch_size), desc="encode passages",
-                          unit="batch"):
-            batch = passages[start:start + batch_size]
-            enc = tokenizer([p.title for p in batch], [p.text for p in batch], truncation=True,
-                            max_length=PASSAGE_MAX_LENGTH, padding=True, return_tensors="pt")
-            chunks.append(model(**enc).pooler_output.float().numpy())
-    return np.concatenate(chunks).astype(np.float32)
-
-
-def encode_questions(model: Any, tokenizer: Any, questions: Sequence[str]) -> Any:
-    """Encode a batch of questions with the question encoder; (n, d) float32."""
-    import torch
-
-    model.eval()
-    with torch.no_grad():
-        enc = tokenizer(list(questions), truncation=True, max_length=PASSAGE_MAX_LENGTH,
-                        padding=True, return_tensors="pt")
-        return model(**enc).pooler_output.float().numpy()
+    build_info = {**info, "kind": params.kind, "hnsw_m": params.hnsw_m,
+                  "ef_construction": params.ef_construction, "nlist": params.nlist}
+    saved = _saved_state(folder, build_info)
+    embeddings = EmbeddingFile(folder / EMBEDDINGS)
+    if saved is not None and saved.get("complete"):
+        log.info("loaded the %s index from %s", params.kind, folder)
+        return PassageIndex.load(folder, params, embeddings), CorpusTable.load(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    _write_state(folder, {**build_info, "complete": False})
+    table = CorpusTable.build(corpus, folder)
+    rows_path = folder / PassageIndex.ROWS
+    if shards:
+        load_dpr_shards(shards, table, embeddings, rows_path)
+    else:
+        if encoder is None:
+            raise click.ClickException("a context encoder or --passage-embeddings is needed "
+                                       f"to build the index in {folder}")
+        rows_path.unlink(missing_ok=True)
+        done = embeddings.rows()
+        if done > len(table):
+            embeddings.reset()
+            done = 0
+        if done < len(table):
+            if done:
+                log.info("resuming the passage encoding at row %d of %d", done, len(table))
+            encode = encoder()
+            stream = (p for _, p in iter_rows(corpus, int(table.offsets[done]) if done else 0,
+                                              done))
+            with tqdm(total=len(table), initial=done, desc="encode passages",
+                      unit="passage") as progress:
+                for batch in iter_batches(stream, batch_size):
+                    embeddings.append(encode(batch))
+                    progress.update(len(batch))
+    rows = np.memmap(rows_path, dtype=np.int64, mode="r") if shards else None
+    index = PassageIndex.build(params, embeddings.matrix(), rows)
+    index.save(folder)
+    _write_state(folder, {**build_info, "complete": True, "passages": len(table),
+                          "vectors": index.ntotal, "dim": embeddings.dim})
+    return index, table
 
 
 def reader_inputs(tokenizer: Any, question: str, passages: Sequence[Passage],
@@ -226,19 +234,36 @@ def decode_answer(tokenizer: Any, input_ids: Sequence[int], start_logits: Sequen
     return text.strip(), score
 
 
+def _index_info(cfg: DPRRunConfig) -> dict[str, Any]:
+    """What a saved index depends on: the corpus and the encoder (or embedding shards)."""
+    info: dict[str, Any] = {"corpus_sha256": sha256_file(cfg.corpus)}
+    if cfg.passage_embeddings:
+        # hashing ~65 GB of shards would take minutes; names and sizes identify a release
+        info["passage_embeddings"] = [[p.name, p.stat().st_size]
+                                      for p in cfg.passage_embeddings]
+    else:
+        info["ctx_encoder_sha256"] = _folder_digest(cfg.ctx_encoder) if cfg.ctx_encoder else ""
+    return info
+
+
 class DPRPipeline:
     """Retrieve with the DPR encoders and index, then read the best span."""
 
-    def __init__(self, cfg: DPRRunConfig, passages: list[Passage], index: PassageIndex,
-                 q_model: Any, q_tok: Any, reader: Any, reader_tok: Any) -> None:
-        """Assemble a pipeline from loaded parts (use build())."""
+    def __init__(self, cfg: DPRRunConfig, passages: PassageStore, index: PassageIndex,
+                 q_model: Any, q_tok: Any, reader: Any, reader_tok: Any,
+                 placement: devices.Placement | None = None,
+                 workdir: tempfile.TemporaryDirectory[str] | None = None) -> None:
+        """Assemble a pipeline from loaded parts (use build()); models move to the device."""
+        self.placement = placement or devices.cpu()
         self.cfg, self.passages, self.index = cfg, passages, index
-        self.q_model, self.q_tok = q_model, q_tok
-        self.reader, self.reader_tok = reader, reader_tok
+        self.q_model, self.q_tok = self.placement.model(q_model), q_tok
+        self.reader, self.reader_tok = self.placement.model(reader), reader_tok
+        # an index built without --index-path lives in a temporary folder as long as we do
+        self.workdir = workdir
 
     @classmethod
     def build(cls, cfg: DPRRunConfig, reader_override: Any = None) -> DPRPipeline:
-        """Load encoders, reader and corpus; load the saved index or build (and save) it."""
+        """Load encoders, reader and corpus table; load the saved index or build (and save) it."""
         from transformers import (
             DPRContextEncoder,
             DPRContextEncoderTokenizer,
@@ -248,47 +273,63 @@ class DPRPipeline:
             DPRReaderTokenizer,
         )
 
-        passages = read_corpus(cfg.corpus)
-        info = {"corpus_sha256": sha256_file(cfg.corpus), "passages": len(passages),
-                "ctx_encoder_sha256": _folder_digest(cfg.ctx_encoder), "kind": cfg.index_kind}
-        index = PassageIndex.load(cfg.index_path, info) if cfg.index_path else None
-        if index is None:
-            ctx_model = DPRContextEncoder.from_pretrained(str(cfg.ctx_encoder))
-            ctx_tok = DPRContextEncoderTokenizer.from_pretrained(str(cfg.ctx_encoder))
-            embeddings = encode_passages(ctx_model, ctx_tok, passages, cfg.batch_size)
-            index = PassageIndex.build(cfg.index_kind, embeddings)
-            if cfg.index_path:
-                index.save(cfg.index_path, info)
-        else:
-            log.info("loaded the %s index from %s", index.kind, cfg.index_path)
+        placement = devices.resolve(cfg.device, cfg.precision)
+        log.info("DPR on %s", placement.describe())
+
+        def passage_encoder() -> PassageEncoder:
+            if cfg.ctx_encoder is None:
+                raise click.BadParameter("the dpr runner needs --ctx-encoder DIR or "
+                                         "--passage-embeddings", param_hint="--ctx-encoder")
+            model: Any = placement.model(DPRContextEncoder.from_pretrained(str(cfg.ctx_encoder)))
+            model.eval()
+            tok = DPRContextEncoderTokenizer.from_pretrained(str(cfg.ctx_encoder))
+            return lambda batch: encode_passages(model, tok, batch, placement)
+
+        workdir = None if cfg.index_path else tempfile.TemporaryDirectory(prefix="dpr-index-")
+        folder = cfg.index_path or Path(workdir.name if workdir else ".")
+        index, table = build_index(cfg.corpus, folder, cfg.index_params(), _index_info(cfg),
+                                   passage_encoder, cfg.passage_embeddings,
+                                   cfg.encode_batch_size)
         q_model = DPRQuestionEncoder.from_pretrained(str(cfg.question_encoder))
         q_tok = DPRQuestionEncoderTokenizer.from_pretrained(str(cfg.question_encoder))
         reader = reader_override or DPRReader.from_pretrained(str(cfg.reader))
         reader_tok = DPRReaderTokenizer.from_pretrained(str(cfg.reader))
-        return cls(cfg, passages, index, q_model, q_tok, reader, reader_tok)
+        return cls(cfg, PassageStore(cfg.corpus, table), index, q_model, q_tok, reader,
+                   reader_tok, placement, workdir)
 
     def retrieve(self, queries: Sequence[str]) -> list[list[int]]:
-        """Indices of the top-k passages for each query, best first."""
-        embeddings = encode_questions(self.q_model, self.q_tok, queries)
-        _, indices = self.index.search(embeddings, self.cfg.top_k)
-        return [[int(i) for i in row if i >= 0] for row in indices]
+        """Corpus rows of the top-k passages for each query, best first."""
+        self.q_model.eval()
+        embeddings = encode_questions(self.q_model, self.q_tok, queries, self.placement)
+        _, rows = self.index.search(embeddings, self.cfg.top_k)
+        return [[int(i) for i in row if i >= 0] for row in rows]
+
+    def _reader_logits(self, query: str, chosen: Sequence[Passage],
+                       ) -> Iterator[tuple[list[int], list[float], list[float], float]]:
+        """(input ids, start logits, end logits, relevance) per passage, in reader batches."""
+        import torch  # lazy: see the module docstring
+
+        for batch in iter_batches(iter(chosen), self.cfg.reader_batch_size):
+            enc = reader_inputs(self.reader_tok, query, batch, self.cfg.reader_max_length)
+            with torch.no_grad(), self.placement.autocast():
+                out = self.reader(**self.placement.tensors(enc))
+            relevance = out.relevance_logits.view(-1).float().cpu().tolist()
+            starts = out.start_logits.float().cpu().tolist()
+            ends = out.end_logits.float().cpu().tolist()
+            # each passage is scored on its own, so batches of passages compare directly
+            yield from zip(enc["input_ids"].tolist(), starts, ends, relevance, strict=True)
 
     def read(self, query: str, candidates: Sequence[int]) -> str:
         """Answer from the most relevant of the first read_k passages (DPR's prediction)."""
-        import torch
-
         chosen = [self.passages[i] for i in candidates[:self.cfg.read_k]]
         if not chosen:
             return ""
         self.reader.eval()
-        with torch.no_grad():
-            enc = reader_inputs(self.reader_tok, query, chosen, self.cfg.reader_max_length)
-            out = self.reader(**enc)
-        ids = enc["input_ids"].tolist()
-        # most relevant passage first; fall back to the next one if a passage is empty
-        for p in torch.argsort(out.relevance_logits.view(-1), descending=True, stable=True).tolist():
-            decoded = decode_answer(self.reader_tok, ids[p], out.start_logits[p].tolist(),
-                                    out.end_logits[p].tolist(), self.cfg.max_span_length)
+        scored = list(self._reader_logits(query, chosen))
+        # most relevant passage first (ties: retrieval order); next one if a passage is empty
+        for p in sorted(range(len(scored)), key=lambda i: -scored[i][3]):
+            ids, starts, ends, _ = scored[p]
+            decoded = decode_answer(self.reader_tok, ids, starts, ends, self.cfg.max_span_length)
             if decoded is not None:
                 return decoded[0]
         return ""
@@ -296,12 +337,10 @@ class DPRPipeline:
     def predict(self, batch: list[QAItem]) -> list[str]:
         """Answers for a batch of items (retrieval batched, reading per question)."""
         retrieved = self.retrieve([item.query for item in batch])
-        return [self.read(item.query, hits) for item, hits in zip(batch, retrieved)]
+        return [self.read(item.query, hits) for item, hits in zip(batch, retrieved, strict=True)]
 
 
 def _folder_digest(folder: Path) -> str:
     """sha256 over the files of a checkpoint folder (ties a saved index to its encoder)."""
-    from baselines.output import fingerprint
-
     found = fingerprint(folder)
     return found["sha256"] if found else ""

@@ -13,7 +13,8 @@ pytest.importorskip("transformers")
 
 from baselines_helpers import dpr_args, invoke, read
 
-from baselines.dpr import PassageIndex, numpy_top_k, read_corpus
+from baselines.corpus import iter_passages
+from baselines.passage_index import PassageIndex, numpy_top_k
 
 
 def test_numpy_top_k_matches_faiss_flat() -> None:
@@ -33,7 +34,7 @@ def test_numpy_top_k_breaks_ties_by_corpus_order() -> None:
     assert numpy_top_k(np.ones((1, 2), dtype=np.float32), passages, 3)[1].tolist() == [[0, 1, 2]]
 
 
-@pytest.mark.parametrize("kind", ["flat", "hnsw", "numpy"])
+@pytest.mark.parametrize("kind", ["flat", "hnsw", "ivf", "numpy"])
 def test_index_saved_and_reloaded(tmp_path: Path, release_dir: Path,
                                   dpr_models: dict[str, Path], corpus: Path, kind: str) -> None:
     index_dir = tmp_path / "index"
@@ -66,5 +67,6 @@ def test_index_of_another_corpus_is_refused(tmp_path: Path, release_dir: Path,
 
 
 def test_corpus_reader(corpus: Path) -> None:
-    passages = read_corpus(corpus)
+    passages = list(iter_passages(corpus))
+    assert len(passages) == 8
     assert passages[0].id == "1" and passages[0].title == "president"
