@@ -73,7 +73,10 @@ def _instance_secret_key(instance: Path) -> str:
 
 def _init_extensions(app: Flask) -> None:
     """Bind the database, migrations, CSRF, rate limits, security headers and error pages."""
-    from . import errors, tasks
+    # Imported here, not at the top, so that `situatedqa_server.client` (the participants'
+    # command) and `settings` load without the app's modules; no cycle hides behind this
+    # (tests/server/test_import_graph.py counts these imports too).
+    from . import errors, inputs, tasks
     from .extensions import configure_sqlite, csrf, db, limiter, migrate
 
     db.init_app(app)
@@ -84,6 +87,7 @@ def _init_extensions(app: Flask) -> None:
     csrf.init_app(app)
     limiter.init_app(app)
     errors.init_app(app)
+    inputs.init_app(app)
     tasks.celery_init_app(app)
 
 

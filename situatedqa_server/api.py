@@ -71,15 +71,6 @@ def submission_json(submission: Submission, score: Score | None) -> dict[str, An
     }
 
 
-def team_submission(submission_id: int, user: User) -> Submission:
-    """A live submission of the user's team; 404 for anything else (no existence oracle)."""
-    submission = db.session.get(Submission, submission_id)
-    if (submission is None or submission.deleted_at is not None
-            or (submission.team_id != user.team_id and not user.is_admin)):
-        raise ApiError(404, "not_found", "no such submission")
-    return submission
-
-
 @bp.post("/submissions")
 @limiter.limit(config_limit("UPLOAD_RATE_LIMIT"))
 def create_submission() -> tuple[dict[str, Any], int]:
@@ -170,20 +161,14 @@ def list_submissions() -> dict[str, Any]:
 @bp.get("/submissions/<int:submission_id>")
 def get_submission(submission_id: int) -> dict[str, Any]:
     """One submission: the team's own, or a published one."""
-    user = token_user(required=False)
-    submission = db.session.get(Submission, submission_id)
-    own = user is not None and submission is not None and (
-        submission.team_id == user.team_id or user.is_admin)
-    if (submission is None or submission.deleted_at is not None
-            or not (own or (submission.is_public and not submission.hidden))):
-        raise ApiError(404, "not_found", "no such submission")
+    submission = visibility.visible(submission_id, token_user(required=False))
     return submission_json(submission, scoring.score_for(submission))
 
 
 @bp.get("/submissions/<int:submission_id>/examples")
 def get_examples(submission_id: int) -> dict[str, Any]:
     """Per-example rows of a team's own dev or train submission (never test)."""
-    submission = team_submission(submission_id, token_user())
+    submission = visibility.changeable(submission_id, token_user())
     if submission.split == scoring.HIDDEN_SPLIT:
         raise ApiError(404, "hidden_split", "per-example feedback is not given on the test split")
     return {"id": submission.id, "examples": scoring.example_rows(submission)}
@@ -193,7 +178,7 @@ def get_examples(submission_id: int) -> dict[str, Any]:
 def publish(submission_id: int) -> dict[str, Any]:
     """Publish a submission on the leaderboard."""
     user = token_user()
-    submission = team_submission(submission_id, user)
+    submission = visibility.changeable(submission_id, user)
     try:
         visibility.publish(submission, user)
     except visibility.NotReleased as exc:
@@ -206,7 +191,7 @@ def publish(submission_id: int) -> dict[str, Any]:
 def withdraw(submission_id: int) -> dict[str, Any]:
     """Make a submission private again."""
     user = token_user()
-    submission = team_submission(submission_id, user)
+    submission = visibility.changeable(submission_id, user)
     visibility.withdraw(submission, user)
     return submission_json(submission, scoring.score_for(submission))
 
@@ -215,7 +200,7 @@ def withdraw(submission_id: int) -> dict[str, Any]:
 def delete(submission_id: int) -> tuple[str, int]:
     """Soft-delete a submission; its quota is not given back."""
     user = token_user()
-    visibility.delete(team_submission(submission_id, user), user)
+    visibility.delete(visibility.changeable(submission_id, user), user)
     return "", 204
 
 

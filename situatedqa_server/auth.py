@@ -20,9 +20,11 @@ from flask import (
     session,
     url_for,
 )
+from flask_wtf.csrf import CSRFError
 from sqlalchemy import select
 from werkzeug.wrappers import Response
 
+from .errors import render_error, session_lost
 from .extensions import config_limit, db, limiter
 from .forms import ActionForm, LoginForm, PasswordForm, RegisterForm, TokenForm
 from .models import ApiToken, User, utcnow
@@ -98,6 +100,15 @@ def save_draft() -> None:
         del fields[max(fields, key=lambda k: len(fields[k]))]
     if fields:
         session["draft"] = {"path": request.path, "fields": fields}
+
+
+@bp.app_errorhandler(CSRFError)
+def csrf_failed(error: CSRFError) -> tuple[Any, int]:
+    """A form posted after its session ended gets the login page; other CSRF failures the
+    one error shape."""
+    if session_lost():
+        return expired_session_page()
+    return render_error(error)
 
 
 def expired_session_page() -> tuple[str, int]:

@@ -6,7 +6,7 @@ import logging
 import traceback
 from typing import Any
 
-from flask import Flask, Response, g, render_template, request, session
+from flask import Flask, Response, current_app, g, render_template, request, session
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException, InternalServerError, MethodNotAllowed
 
@@ -52,19 +52,16 @@ def session_lost() -> bool:
 def message_of(error: HTTPException) -> str:
     """A message for the user; Werkzeug's generic 413 text says nothing about the cap."""
     if error.code == 413 and not isinstance(error, ApiError):
-        from flask import current_app
-
         limit = current_app.config["MAX_CONTENT_LENGTH"]
         return f"the upload is larger than the server's limit of {limit} bytes"
     return error.description or error.name or "error"
 
 
 def render_error(error: HTTPException) -> tuple[Any, int]:
-    """The one JSON error shape for the API, an HTML page elsewhere."""
-    if isinstance(error, CSRFError) and session_lost():
-        from .auth import expired_session_page
+    """The one JSON error shape for the API, an HTML page elsewhere.
 
-        return expired_session_page()
+    A page form posted after its session ended is answered by auth's handler for CSRFError.
+    """
     status = error.code or 500
     payload = {"error": {"code": error_code_of(error), "message": message_of(error),
                          "details": getattr(error, "details", None)}}
@@ -123,6 +120,3 @@ def init_app(app: Flask) -> None:
     app.register_error_handler(HTTPException, render_error)
     app.register_error_handler(Exception, handle_unexpected)
     app.after_request(add_security_headers)
-    from . import inputs
-
-    inputs.init_app(app)

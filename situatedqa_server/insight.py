@@ -14,14 +14,23 @@ from flask import (
     request,
     url_for,
 )
-from sqlalchemy import or_, select
+from sqlalchemy import select
 from werkzeug.exceptions import NotFound
 
 from benchmark import TRACK_INFO
 
 from .extensions import db
-from .models import GoldVersion, Score, Submission, Team, Visibility
-from .services import diagnostics, exports, gold_store, ladder, plots, ranking, scoring
+from .models import GoldVersion, Score, Submission, Team
+from .services import (
+    diagnostics,
+    exports,
+    gold_store,
+    ladder,
+    plots,
+    ranking,
+    scoring,
+    visibility,
+)
 from .services.gold_store import GoldUnavailable
 from .services.leaderboards import (
     BadBoardQuery,
@@ -33,7 +42,6 @@ from .services.leaderboards import (
     load_board,
     parse_board_query,
 )
-from .submissions import viewable_submission
 
 bp = Blueprint("insight", __name__, url_prefix="/insight")
 EXAMPLES_PER_PAGE = 50
@@ -50,7 +58,7 @@ def scored(submission_id: int) -> tuple[Submission, Score]:
 
     A submission whose scores the Ladder withheld has no plots, diagnostics or exports.
     """
-    submission = viewable_submission(submission_id)
+    submission = visibility.visible(submission_id, g.user)
     if (withheld := ladder.message(submission)) is not None:
         abort(404, f"submission {submission.id} is {withheld}")
     score = scoring.score_for(submission)
@@ -182,7 +190,7 @@ def picked_submission(name: str) -> tuple[Submission, Score] | None:
         raise PickError(f"{name.upper()}: {raw[:40]!r} is not a submission number; "
                         "pick a submission from the list", 400)
     try:
-        submission = viewable_submission(int(raw))
+        submission = visibility.visible(int(raw), g.user)
     except NotFound:
         raise PickError(f"{name.upper()}: there is no submission {int(raw)} that you may see "
                         "(it does not exist, was deleted, or is private to another team)",
@@ -218,7 +226,7 @@ def shown_predictions(a: Submission, b: Submission,
     keys = {e["key"] for e in examples}
     shown: dict[str, dict[str, Any] | None] = {}
     for label, submission in (("a", a), ("b", b)):
-        mine = g.user is not None and (g.user.is_admin or g.user.team_id == submission.team_id)
+        mine = visibility.owns(g.user, submission)
         if submission.split == diagnostics.HIDDEN_SPLIT or not (mine or submission.is_baseline):
             shown[label] = None
             continue
@@ -238,14 +246,10 @@ def compare_choices(a: Submission | None) -> list[dict[str, Any]]:
 
     With A chosen, only A's board (track and split); at most PICKER_LIMIT, best first.
     """
-    visible = Submission.visibility == Visibility.PUBLIC.value
-    if g.user is not None:
-        visible = or_(visible, Submission.team_id == g.user.team_id)
     query = (select(Submission, Score.primary_metric, Team.name).join(Score).join(Team).where(
-        Score.gold_version_id == gold_store.active_version().id, Submission.deleted_at.is_(None),
+        Score.gold_version_id == gold_store.active_version().id,
         Submission.shown_submission_id.is_(None),  # the Ladder withheld the others' scores
-        or_(Submission.hidden.is_(False), Submission.team_id == getattr(g.user, "team_id", -1)),
-        visible))
+        visibility.seen_clause(g.user)))
     if a is not None:
         query = query.where(Submission.track == a.track, Submission.split == a.split)
     rows = db.session.execute(query.order_by(

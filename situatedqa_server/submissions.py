@@ -24,28 +24,6 @@ EXAMPLES_PER_PAGE = 50
 EXAMPLE_FILTERS = ("correct", "correct_any", "partition", "q", "page")
 
 
-def owned_submission(submission_id: int) -> Submission:
-    """A submission of the current user's team (organizers: any); 404 otherwise."""
-    submission = db.session.get(Submission, submission_id)
-    if submission is None or submission.deleted_at is not None:
-        abort(404)
-    if submission.team_id != g.user.team_id and not g.user.is_admin:
-        abort(404)
-    return submission
-
-
-def viewable_submission(submission_id: int) -> Submission:
-    """A submission the visitor may see: their team's, or published and not hidden."""
-    submission = db.session.get(Submission, submission_id)
-    if submission is None or submission.deleted_at is not None:
-        abort(404)
-    if g.user is not None and (g.user.is_admin or g.user.team_id == submission.team_id):
-        return submission
-    if not submission.is_public or submission.hidden:
-        abort(404)
-    return submission
-
-
 @bp.get("/")
 @login_required
 def index() -> str:
@@ -101,9 +79,9 @@ def prefilled(form: SubmissionForm) -> SubmissionForm:
 @bp.get("/<int:submission_id>")
 def detail(submission_id: int) -> str:
     """Every metric with its CI, and the metadata."""
-    submission = viewable_submission(submission_id)
+    submission = visibility.visible(submission_id, g.user)
     score = scoring.score_for(submission)
-    own = g.user is not None and (g.user.team_id == submission.team_id or g.user.is_admin)
+    own = visibility.owns(g.user, submission)
     return render_template("submissions/detail.html", submission=submission, score=score,
                            info=TRACK_INFO[submission.track], label=column_label, own=own,
                            action=ActionForm(), withheld=ladder.message(submission))
@@ -113,7 +91,7 @@ def detail(submission_id: int) -> str:
 @login_required
 def examples(submission_id: int) -> str:
     """Per-example browser (dev and train only): question, context, gold, prediction."""
-    submission = owned_submission(submission_id)
+    submission = visibility.changeable(submission_id, g.user)
     if submission.split == scoring.HIDDEN_SPLIT:
         abort(404)
     rows = filter_examples(scoring.example_rows(submission), request.args)
@@ -143,7 +121,7 @@ def filter_examples(rows: list[dict[str, Any]], args: Any) -> list[dict[str, Any
 def publish(submission_id: int) -> Response | tuple[str, int]:
     """Show the submission on the public leaderboard (409 if the Ladder withheld it)."""
     try:
-        visibility.publish(owned_submission(submission_id), g.user)
+        visibility.publish(visibility.changeable(submission_id, g.user), g.user)
     except visibility.NotReleased as exc:
         flash(str(exc), "error")
         return detail(submission_id), 409
@@ -155,7 +133,7 @@ def publish(submission_id: int) -> Response | tuple[str, int]:
 @login_required
 def withdraw(submission_id: int) -> Response:
     """Take the submission off the leaderboard (private again)."""
-    visibility.withdraw(owned_submission(submission_id), g.user)
+    visibility.withdraw(visibility.changeable(submission_id, g.user), g.user)
     flash("withdrawn from the leaderboard", "info")
     return redirect(url_for("submissions.detail", submission_id=submission_id))
 
@@ -164,6 +142,6 @@ def withdraw(submission_id: int) -> Response:
 @login_required
 def delete(submission_id: int) -> Response:
     """Delete the submission (the quota it used is not given back)."""
-    visibility.delete(owned_submission(submission_id), g.user)
+    visibility.delete(visibility.changeable(submission_id, g.user), g.user)
     flash("submission deleted; the test quota it used is not given back", "info")
     return redirect(url_for("submissions.index"))

@@ -24,7 +24,7 @@ from kombu.transport.sqlalchemy import Transport as SqlaTransport
 
 from .extensions import db
 from .models import JobBatch
-from .services import jobs
+from .services import baselines, jobs
 
 log = logging.getLogger(__name__)
 TASK_NAMES = {"batch": "situatedqa.run_batch", "finish": "situatedqa.finish",
@@ -95,8 +95,6 @@ def _finish(job_id: int) -> None:
 
 def _regenerate(job_id: int) -> None:
     """Regenerate the baselines as the job's parameters say."""
-    from .services import baselines
-
     try:
         jobs.run_regeneration(job_id, baselines.run_job_params)
     except baselines.BaselineError as exc:

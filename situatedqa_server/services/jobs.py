@@ -35,6 +35,7 @@ from ..models import (
     utcnow,
 )
 from . import audit, blobs, gold_store, versions
+from .quotas import begin_locked
 from .score_rows import score_columns
 
 log = logging.getLogger(__name__)
@@ -335,8 +336,6 @@ def finish(job_id: int) -> bool:
     One transaction under the upload lock: score late uploads, flip is_active, finish
     the job. A second call finds the job done and does nothing.
     """
-    from .quotas import begin_locked
-
     if pending_batches(job_id):
         db.session.rollback()
         return False

@@ -1,10 +1,71 @@
-"""Visibility changes by owners and moderation by organizers, each written to the audit log."""
+"""Who may see or change a submission (pages and API alike), visibility changes by owners
+and moderation by organizers, each written to the audit log."""
 
 from __future__ import annotations
+
+from sqlalchemy import ColumnElement, and_, false, or_
+from werkzeug.exceptions import NotFound
 
 from ..extensions import db
 from ..models import Submission, User, Visibility, utcnow
 from . import audit
+
+
+class NoSuchSubmission(NotFound):
+    """No live submission with this id that the caller may see (or change).
+
+    A 404 in the one error shape (API) or the error page: missing, deleted and someone
+    else's private submissions look alike, so the answer is no existence oracle.
+    """
+
+    def __init__(self, submission_id: int) -> None:
+        super().__init__("no such submission")
+        self.submission_id = submission_id
+
+
+def owns(user: User | None, submission: Submission) -> bool:
+    """The user's team made the submission, or the user is an organizer."""
+    return user is not None and (user.is_admin or user.team_id == submission.team_id)
+
+
+def is_listed(submission: Submission) -> bool:
+    """Published and not hidden by organizers: anyone may see it."""
+    return submission.is_public and not submission.hidden
+
+
+def may_see(user: User | None, submission: Submission) -> bool:
+    """A live submission that is the user's team's (organizers: any) or published and shown."""
+    return submission.deleted_at is None and (owns(user, submission) or is_listed(submission))
+
+
+def may_change(user: User | None, submission: Submission) -> bool:
+    """Publish, withdraw, delete and per-example rows: the user's team's live submission
+    (organizers: any)."""
+    return submission.deleted_at is None and owns(user, submission)
+
+
+def seen_clause(user: User | None) -> ColumnElement[bool]:
+    """may_see as a SQL condition on Submission (organizers are not widened here: pickers
+    show them what a team member would see plus their own team's)."""
+    own = Submission.team_id == user.team_id if user is not None else false()
+    listed = and_(Submission.visibility == Visibility.PUBLIC.value, Submission.hidden.is_(False))
+    return and_(Submission.deleted_at.is_(None), or_(own, listed))
+
+
+def visible(submission_id: int, user: User | None) -> Submission:
+    """The submission if the user may see it; NoSuchSubmission otherwise."""
+    submission = db.session.get(Submission, submission_id)
+    if submission is None or not may_see(user, submission):
+        raise NoSuchSubmission(submission_id)
+    return submission
+
+
+def changeable(submission_id: int, user: User | None) -> Submission:
+    """The submission if the user may change it; NoSuchSubmission otherwise."""
+    submission = db.session.get(Submission, submission_id)
+    if submission is None or not may_change(user, submission):
+        raise NoSuchSubmission(submission_id)
+    return submission
 
 
 class NotReleased(Exception):
