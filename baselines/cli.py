@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import json
 import logging
-import random
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
+from baselines import bart, devices, dpr, nn_train
+from baselines.commands import (
+    finetune_record,
+    require_data,
+    require_dir,
+    seed_everything,
+    set_threads,
+)
+from baselines.dpr_cli import config_from_options, dpr_options, run_fingerprints
+from baselines.finetune_cli import finetune
 from baselines.loop import run_batches
 from baselines.output import OutputFormatError, ResumableWriter, RunMeta, fingerprint
 from baselines.release import (
@@ -29,60 +38,13 @@ from baselines.release import (
     release_file,
 )
 
-RUNNERS = ("dpr", "bart", "id-random", "id-tfidf", "id-minilm")
-QA_RUNNERS = ("dpr", "bart")
+RUNNERS = ("dpr", "bart", "nn-train", "id-random", "id-tfidf", "id-minilm")
+QA_RUNNERS = ("dpr", "bart", "nn-train")
+#: Runners that run torch models: --device and --precision apply to them.
+DEVICE_RUNNERS = ("dpr", "bart", "nn-train", "id-minilm")
 
 existing_dir = click.Path(exists=True, file_okay=False, path_type=Path)
 existing_path = click.Path(exists=True, path_type=Path)
-
-
-def seed_everything(seed: int) -> None:
-    """Seed Python, numpy and (if installed) torch so runs are repeatable."""
-    random.seed(seed)
-    try:
-        import numpy as np
-
-        np.random.seed(seed)
-    except ImportError:
-        pass
-    try:
-        import torch
-
-        torch.manual_seed(seed)
-    except ImportError:
-        pass
-
-
-def set_threads(threads: int) -> None:
-    """Limit torch's intra-op threads (the machine is shared)."""
-    try:
-        import torch
-
-        torch.set_num_threads(threads)
-    except ImportError:
-        pass
-
-
-def require_data(data: Path | None) -> Path:
-    """Return the release folder or fail with a message naming --data and the env variable."""
-    if data is None:
-        raise click.BadParameter(f"no release folder: pass --data DIR or set ${DATA_ENV}",
-                                 param_hint="--data")
-    if not data.is_dir():
-        raise click.BadParameter(f"release folder does not exist: {data}", param_hint="--data")
-    return data
-
-
-def require_dir(value: Path | None, name: str, runner: str) -> Path:
-    """Return a checkpoint folder option or fail naming the option and the path."""
-    if value is None:
-        raise click.BadParameter(f"the {runner} runner needs {name} DIR", param_hint=name)
-    if not value.is_dir():
-        raise click.BadParameter(f"checkpoint folder not found: {value}", param_hint=name)
-    if not (value / "config.json").is_file():
-        raise click.BadParameter(f"{value} has no config.json (not a saved model folder)",
-                                 param_hint=name)
-    return value
 
 
 @click.group()
@@ -98,7 +60,8 @@ def main(verbose: bool) -> None:
 @click.option("--track", required=True, type=click.Choice(TRACKS), help="Benchmark track.")
 @click.option("--split", default="test", show_default=True, type=click.Choice(SPLITS))
 @click.option("--setting", default="unmodified", show_default=True, type=click.Choice(SETTINGS),
-              help="Query setting (dpr/bart); finetuned = query-modified with a fine-tuned checkpoint.")
+              help="Query setting (QA runners); finetuned = query-modified with a fine-tuned "
+                   "checkpoint.")
 @click.option("--data", type=click.Path(path_type=Path), envvar=DATA_ENV,
               help=f"Release folder (default ${DATA_ENV}).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
@@ -108,18 +71,7 @@ def main(verbose: bool) -> None:
 @click.option("--limit", type=click.IntRange(min=0), help="Only the first N items.")
 @click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
               help="torch CPU threads.")
-@click.option("--question-encoder", type=click.Path(path_type=Path), help="DPR question encoder folder.")
-@click.option("--ctx-encoder", type=click.Path(path_type=Path), help="DPR context encoder folder.")
-@click.option("--reader", type=click.Path(path_type=Path), help="DPR reader folder.")
-@click.option("--corpus", type=click.Path(path_type=Path), help="Passages TSV (id, text, title).")
-@click.option("--index", "index_kind", default="flat", show_default=True,
-              type=click.Choice(("flat", "hnsw", "numpy")), help="Retrieval index.")
-@click.option("--index-path", type=click.Path(file_okay=False, path_type=Path),
-              help="Folder to save the index in, or load it from.")
-@click.option("--top-k", default=100, show_default=True, type=click.IntRange(min=1))
-@click.option("--read-k", default=50, show_default=True, type=click.IntRange(min=1))
-@click.option("--max-span-length", default=10, show_default=True, type=click.IntRange(min=1))
-@click.option("--reader-max-length", default=350, show_default=True, type=click.IntRange(min=8))
+@dpr_options
 @click.option("--model", type=click.Path(path_type=Path),
               help="BART folder, or a raw state-dict .pt (then --config is needed).")
 @click.option("--config", "config_path", type=click.Path(path_type=Path),
@@ -134,6 +86,12 @@ def main(verbose: bool) -> None:
               help="id-minilm initial weights (default: the packaged MiniLM-L6).")
 @click.option("--model-dir", type=click.Path(file_okay=False, path_type=Path),
               help="id-minilm: save the trained classifier here (reused on resume).")
+@click.option("--embedder", default="auto", show_default=True,
+              type=click.Choice(nn_train.EMBEDDERS),
+              help="nn-train: MiniLM sentence embeddings (--model: another folder) or TF-IDF; "
+                   "auto = MiniLM where torch is installed.")
+@devices.device_option
+@devices.precision_option
 def run(runner: str, track: str, split: str, setting: str, data: Path | None, output: Path,
         batch_size: int, seed: int, limit: int | None, threads: int, **options: Any) -> None:
     """Run a baseline on a track and split and write predictions to OUTPUT (resumable)."""
@@ -146,7 +104,7 @@ def run(runner: str, track: str, split: str, setting: str, data: Path | None, ou
                                  f"{' or '.join(ID_TRACKS)}", param_hint="--track")
     if runner not in QA_RUNNERS and setting != "unmodified":
         raise click.BadParameter(f"{runner} classifies the question alone; --setting applies "
-                                 "to dpr and bart only", param_hint="--setting")
+                                 f"to {', '.join(QA_RUNNERS)} only", param_hint="--setting")
     seed_everything(seed)
     set_threads(threads)
     try:
@@ -159,17 +117,6 @@ def run(runner: str, track: str, split: str, setting: str, data: Path | None, ou
         raise click.ClickException(str(error)) from None
 
 
-def finetune_record(checkpoint: Path) -> dict[str, Any] | None:
-    """The finetune.json written by `finetune` next to a checkpoint, if any."""
-    from baselines.finetune import MARKER
-
-    marker = checkpoint / MARKER
-    if checkpoint.is_dir() and marker.is_file():
-        found: dict[str, Any] = json.loads(marker.read_text(encoding="utf-8"))
-        return found
-    return None
-
-
 def _run_qa(runner: str, track: str, split: str, setting: str, data_dir: Path, output: Path,
             batch_size: int, seed: int, limit: int | None, options: dict[str, Any]) -> None:
     """Load the items, build the predictor of RUNNER and run the resumable loop."""
@@ -177,39 +124,38 @@ def _run_qa(runner: str, track: str, split: str, setting: str, data_dir: Path, o
     meta = RunMeta(runner, track, split, {"setting": setting, "batch_size": batch_size,
                                           "limit": limit}, seed)
     load_predictor: Callable[[], Callable[[list[QAItem]], list[str]]]
+    checkpoint: Path | None
     if runner == "dpr":
-        from baselines import dpr
-
-        cfg = dpr.DPRRunConfig(
-            question_encoder=require_dir(options["question_encoder"], "--question-encoder", "dpr"),
-            ctx_encoder=require_dir(options["ctx_encoder"], "--ctx-encoder", "dpr"),
-            reader=require_dir(options["reader"], "--reader", "dpr"),
-            corpus=dpr.require_corpus(options["corpus"]),
-            index_kind=options["index_kind"], index_path=options["index_path"],
-            top_k=options["top_k"], read_k=options["read_k"],
-            max_span_length=options["max_span_length"],
-            reader_max_length=options["reader_max_length"], batch_size=batch_size)
+        cfg = config_from_options(options, batch_size)
         meta.settings.update(cfg.describe())
-        meta.fingerprints = {name: fingerprint(getattr(cfg, name)) for name in
-                             ("question_encoder", "ctx_encoder", "reader", "corpus")}
+        meta.fingerprints = run_fingerprints(cfg)
         checkpoint = cfg.reader
 
         def load_predictor() -> Callable[[list[QAItem]], list[str]]:
             return dpr.DPRPipeline.build(cfg).predict
-    else:
-        from baselines import bart
+    elif runner == "nn-train":
+        nn_cfg = nn_train.make_config(data_dir, track, setting, options["embedder"],
+                                      options["model"], options["device"], options["precision"],
+                                      batch_size)
+        meta.settings.update(nn_cfg.describe())
+        meta.fingerprints = nn_cfg.fingerprints()
+        checkpoint = None
 
+        def load_predictor() -> Callable[[list[QAItem]], list[str]]:
+            return nn_cfg.build().predict
+    else:
         source = bart.resolve_source(options["model"], options["config_path"], options["tokenizer"])
-        meta.settings.update(source.describe())
+        placement = devices.resolve(options["device"], options["precision"])
+        meta.settings.update({**source.describe(), **placement.describe()})
         meta.fingerprints = {"model": fingerprint(source.model),
                              "config": fingerprint(source.config),
                              "tokenizer": fingerprint(source.tokenizer)}
         checkpoint = source.model
 
         def load_predictor() -> Callable[[list[QAItem]], list[str]]:
-            return bart.BartPredictor.load(source).predict
+            return bart.BartPredictor.load(source, placement).predict
 
-    finetuned = finetune_record(checkpoint)
+    finetuned = finetune_record(checkpoint) if checkpoint is not None else None
     if setting == "finetuned" and finetuned is None:
         logging.getLogger(__name__).warning(
             "--setting finetuned but %s has no finetune.json: is it a fine-tuned checkpoint?",
@@ -222,7 +168,8 @@ def _run_qa(runner: str, track: str, split: str, setting: str, data_dir: Path, o
         if not loaded:
             loaded.append(load_predictor())
         answers = loaded[0](batch)
-        return [{**item.record, "pred_answer": answer} for item, answer in zip(batch, answers)]
+        return [{**item.record, "pred_answer": answer} for item, answer in
+                zip(batch, answers, strict=True)]
 
     meta.fingerprints["data"] = fingerprint(release_file(data_dir, track, split))
     with ResumableWriter(output, lambda record: qa_key(track, record)) as writer:
@@ -268,7 +215,7 @@ def _run_id(runner: str, track: str, split: str, data_dir: Path, output: Path, b
                     Path(init), options["model_dir"], train, dev, test, cfg)
         meta.fingerprints.update({f"data_{name}": fingerprint(release_file(data_dir, track, name))
                                   for name in dict.fromkeys(("train", "dev", split))})
-        by_item = {item.id: pred for item, pred in zip(test, preds)}
+        by_item = {item.id: pred for item, pred in zip(test, preds, strict=True)}
 
         def records(batch: list[IDItem]) -> list[dict[str, Any]]:
             return [{"id": item.id, "label": by_item[item.id].label,
@@ -303,7 +250,5 @@ def score_id(predictions: Path, track: str, split: str, data: Path | None) -> No
     metrics = binary_metrics([gold[i] for i in ids], [pred[i] for i in ids])
     click.echo(json.dumps({k: round(v, 1) for k, v in metrics.items()}))
 
-
-from baselines.finetune_cli import finetune
 
 main.add_command(finetune)

@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from baselines.bart import PREPROCESSING, encode_answers, encode_questions, generate
+from baselines.devices import Placement, cpu
 from baselines.metrics import contains_answer, em_score
 from baselines.release import QAItem
 
@@ -21,6 +23,8 @@ log = logging.getLogger(__name__)
 
 CONTEXTS = ("temp", "geo", "current", "previous")
 MARKER = "finetune.json"
+#: bart-closed-book-qa cli.py --max_grad_norm.
+MAX_GRAD_NORM = 1.0
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,7 @@ class FinetuneConfig:
     lr: float = 1e-5
     seed: int = 0
     negatives: int = 3
+    predict_batch_size: int = 32
 
     def describe(self) -> dict[str, Any]:
         """JSON-ready options."""
@@ -54,10 +59,16 @@ def chunks(order: Sequence[int], size: int) -> list[list[int]]:
 def train_epochs(cfg: FinetuneConfig, n_train: int, step: Callable[[list[int]], float],
                  evaluate: Callable[[], float], save: Callable[[dict[str, Any]], None],
                  ) -> dict[str, Any]:
-    """Run epochs of STEP over shuffled batches; evaluate dev EM; save on improvement."""
-    from tqdm import tqdm
+    """Run epochs of STEP over shuffled batches; evaluate dev EM; save on improvement.
+
+    Dev EM is also measured before the first epoch (``start_dev_em``), so a run shows
+    whether training helped at all.
+    """
+    from tqdm import tqdm  # lazy: a progress bar only while training
 
     history: list[dict[str, float]] = []
+    start_em = evaluate()
+    log.info("before training: dev EM %.2f", start_em)
     best_em, best_epoch = -1.0, 0
     for epoch in range(1, cfg.epochs + 1):
         losses = [step(batch) for batch in tqdm(chunks(shuffled(n_train, cfg.seed, epoch),
@@ -69,8 +80,10 @@ def train_epochs(cfg: FinetuneConfig, n_train: int, step: Callable[[list[int]], 
         log.info("epoch %d: loss %.4f dev EM %.2f", epoch, history[-1]["loss"], dev_em)
         if dev_em > best_em:
             best_em, best_epoch = dev_em, epoch
-            save({"best_epoch": best_epoch, "dev_em": best_em, "history": history})
-    return {"best_epoch": best_epoch, "dev_em": best_em, "history": history}
+            save({"best_epoch": best_epoch, "dev_em": best_em, "start_dev_em": start_em,
+                  "history": history})
+    return {"best_epoch": best_epoch, "dev_em": best_em, "start_dev_em": start_em,
+            "history": history}
 
 
 def write_marker(folder: Path, cfg: FinetuneConfig, model_kind: str, info: dict[str, Any],
@@ -82,41 +95,47 @@ def write_marker(folder: Path, cfg: FinetuneConfig, model_kind: str, info: dict[
 
 
 def finetune_bart(model: Any, tokenizer: Any, train: Sequence[QAItem], dev: Sequence[QAItem],
-                  cfg: FinetuneConfig, output_dir: Path, base: dict[str, Any]) -> dict[str, Any]:
-    """Continue training BART (AdamW) on query-modified questions -> first gold answer."""
-    import torch
+                  cfg: FinetuneConfig, output_dir: Path, base: dict[str, Any],
+                  placement: Placement | None = None) -> dict[str, Any]:
+    """Continue training BART on query-modified questions -> first gold answer.
 
-    from baselines.bart import MAX_INPUT_LENGTH, MAX_LENGTH, bart_input, generate
+    As bart-closed-book-qa trains (run.py, bart.py): the same preprocessing as prediction
+    (baselines.bart.encode_questions / encode_answers), the token losses summed over a batch,
+    gradients clipped to norm 1.0, AdamW without weight decay (eps 1e-8).
+    """
+    import torch  # lazy: see the module docstring
 
+    where = placement or cpu()
     torch.manual_seed(cfg.seed)
     train = [item for item in train if item.answers]
-    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, eps=1e-8, weight_decay=0.0)
 
     def step(batch: list[int]) -> float:
         model.train()
-        enc = tokenizer([bart_input(train[i].query) for i in batch], padding=True,
-                        truncation=True, max_length=MAX_INPUT_LENGTH, return_tensors="pt")
-        labels = tokenizer(text_target=[train[i].answers[0].lower() for i in batch],
-                           padding=True, truncation=True, max_length=MAX_LENGTH,
-                           return_tensors="pt")["input_ids"]
-        labels[labels == tokenizer.pad_token_id] = -100
-        loss = model(**enc, labels=labels).loss
+        enc = where.tensors(encode_questions(tokenizer, [train[i].query for i in batch]))
+        labels = where.tensors({"labels": encode_answers(
+            tokenizer, [train[i].answers[0] for i in batch])})["labels"]
+        with where.autocast():
+            out = model(**enc, labels=labels)
+        # transformers averages over the label tokens; the original code sums them
+        loss = out.loss * (labels != -100).sum()
         loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), MAX_GRAD_NORM)
         optimizer.step()
         optimizer.zero_grad()
-        return float(loss.detach())
+        return float(out.loss.detach())
 
     def evaluate() -> float:
         preds: list[str] = []
-        for batch in chunks(range(len(dev)), cfg.batch_size):
-            preds.extend(generate(model, tokenizer, [dev[i].query for i in batch]))
+        for batch in chunks(range(len(dev)), cfg.predict_batch_size):
+            preds.extend(generate(model, tokenizer, [dev[i].query for i in batch], where))
         return em_score(preds, [item.answers for item in dev])
 
     def save(info: dict[str, Any]) -> None:
         output_dir.mkdir(parents=True, exist_ok=True)
         model.save_pretrained(str(output_dir))
         tokenizer.save_pretrained(str(output_dir))
-        write_marker(output_dir, cfg, "bart", info, base)
+        write_marker(output_dir, cfg, "bart", {**info, "preprocessing": PREPROCESSING}, base)
 
     return train_epochs(cfg, len(train), step, evaluate, save)
 
@@ -159,14 +178,15 @@ def reader_examples(items: Sequence[QAItem], retrieved: Sequence[Sequence[int]],
 
 def finetune_reader(pipeline: Any, train: Sequence[QAItem], dev: Sequence[QAItem],
                     cfg: FinetuneConfig, output_dir: Path, base: dict[str, Any],
-                    ) -> dict[str, Any]:
+                    placement: Placement | None = None) -> dict[str, Any]:
     """Continue training the DPR reader on retrieved passages that contain a gold answer."""
-    import torch
+    import torch  # lazy: see the module docstring
     from tqdm import tqdm
 
     from baselines.dpr import reader_inputs
     from baselines.spans import passage_bounds
 
+    where = placement or cpu()
     torch.manual_seed(cfg.seed)
     reader, tok = pipeline.reader, pipeline.reader_tok
     texts = [p.text for p in pipeline.passages]
@@ -198,10 +218,15 @@ def finetune_reader(pipeline: Any, train: Sequence[QAItem], dev: Sequence[QAItem
                     break
         if span is None:
             return None
-        out = reader(**enc)
-        relevance = cross_entropy(out.relevance_logits.view(1, -1), torch.tensor([0]))
-        start = cross_entropy(out.start_logits[0:1], torch.tensor([span[0]]))
-        end = cross_entropy(out.end_logits[0:1], torch.tensor([span[1]]))
+        with where.autocast():
+            out = reader(**where.tensors(enc))
+        targets = where.tensors({"relevance": torch.tensor([0]),
+                                 "start": torch.tensor([span[0]]),
+                                 "end": torch.tensor([span[1]])})
+        relevance = cross_entropy(out.relevance_logits.view(1, -1).float(),
+                                  targets["relevance"])
+        start = cross_entropy(out.start_logits[0:1].float(), targets["start"])
+        end = cross_entropy(out.end_logits[0:1].float(), targets["end"])
         return relevance + start + end
 
     def step(batch: list[int]) -> float:
@@ -216,7 +241,7 @@ def finetune_reader(pipeline: Any, train: Sequence[QAItem], dev: Sequence[QAItem
         return float(loss.detach())
 
     def evaluate() -> float:
-        preds = [pipeline.read(item.query, hits) for item, hits in zip(dev, dev_hits)]
+        preds = [pipeline.read(item.query, hits) for item, hits in zip(dev, dev_hits, strict=True)]
         return em_score(preds, [item.answers for item in dev])
 
     def save(info: dict[str, Any]) -> None:

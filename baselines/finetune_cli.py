@@ -9,7 +9,12 @@ from typing import Any
 
 import click
 
-from baselines.finetune import CONTEXTS
+from baselines import devices
+from baselines.bart import load_bart, resolve_source
+from baselines.commands import require_data, require_dir, seed_everything, set_threads
+from baselines.dpr import DPRPipeline, DPRRunConfig, require_corpus
+from baselines.finetune import CONTEXTS, FinetuneConfig, finetune_bart, finetune_reader
+from baselines.output import fingerprint
 from baselines.release import DATA_ENV, ReleaseError, context_items
 
 
@@ -22,7 +27,12 @@ from baselines.release import DATA_ENV, ReleaseError, context_items
 @click.option("--output-dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Where the best checkpoint is saved.")
 @click.option("--epochs", default=3, show_default=True, type=click.IntRange(min=1))
-@click.option("--batch-size", default=8, show_default=True, type=click.IntRange(min=1))
+@click.option("--batch-size", default=8, show_default=True, type=click.IntRange(min=1),
+              help="Training batch size.")
+@click.option("--predict-batch-size", default=32, show_default=True,
+              type=click.IntRange(min=1), help="Batch size of the dev evaluation.")
+@devices.device_option
+@devices.precision_option
 @click.option("--lr", default=1e-5, show_default=True, type=float, help="AdamW learning rate.")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1))
@@ -46,17 +56,16 @@ from baselines.release import DATA_ENV, ReleaseError, context_items
 @click.option("--max-span-length", default=10, show_default=True, type=click.IntRange(min=1))
 @click.option("--reader-max-length", default=350, show_default=True, type=click.IntRange(min=8))
 def finetune(model_kind: str, context: str, data: Path | None, output_dir: Path, epochs: int,
-             batch_size: int, lr: float, seed: int, threads: int, limit_train: int | None,
-             limit_dev: int | None, **options: Any) -> None:
+             batch_size: int, predict_batch_size: int, device: str, precision: str, lr: float,
+             seed: int, threads: int, limit_train: int | None, limit_dev: int | None,
+             **options: Any) -> None:
     """Continue training BART or the DPR reader on SituatedQA train (query-modified)."""
-    from baselines.cli import require_data, require_dir, seed_everything, set_threads
-    from baselines.finetune import FinetuneConfig, finetune_bart, finetune_reader
-    from baselines.output import fingerprint
-
     data_dir = require_data(data)
     seed_everything(seed)
     set_threads(threads)
-    cfg = FinetuneConfig(context, epochs, batch_size, lr, seed, options["negatives"])
+    placement = devices.resolve(device, precision)
+    cfg = FinetuneConfig(context, epochs, batch_size, lr, seed, options["negatives"],
+                         predict_batch_size)
     try:
         train = context_items(data_dir, context, "train")[:limit_train]
         dev = context_items(data_dir, context, "dev")[:limit_dev]
@@ -64,15 +73,11 @@ def finetune(model_kind: str, context: str, data: Path | None, output_dir: Path,
         raise click.ClickException(str(error)) from None
     started = time.time()
     if model_kind == "bart":
-        from baselines.bart import load_bart, resolve_source
-
         source = resolve_source(options["model"], options["config_path"], options["tokenizer"])
-        model, tokenizer = load_bart(source)
-        base = {"model": fingerprint(source.model), **source.describe()}
-        info = finetune_bart(model, tokenizer, train, dev, cfg, output_dir, base)
+        model, tokenizer = load_bart(source, placement)
+        base = {"model": fingerprint(source.model), **source.describe(), **placement.describe()}
+        info = finetune_bart(model, tokenizer, train, dev, cfg, output_dir, base, placement)
     else:
-        from baselines.dpr import DPRPipeline, DPRRunConfig, require_corpus
-
         run_cfg = DPRRunConfig(
             question_encoder=require_dir(options["question_encoder"], "--question-encoder",
                                          "dpr-reader"),
@@ -83,11 +88,13 @@ def finetune(model_kind: str, context: str, data: Path | None, output_dir: Path,
             max_span_length=options["max_span_length"],
             reader_max_length=options["reader_max_length"], batch_size=batch_size)
         pipeline = DPRPipeline.build(run_cfg)
-        base = {"reader": fingerprint(run_cfg.reader), **run_cfg.describe()}
+        base = {"reader": fingerprint(run_cfg.reader), **run_cfg.describe(),
+                **placement.describe()}
         try:
-            info = finetune_reader(pipeline, train, dev, cfg, output_dir, base)
+            info = finetune_reader(pipeline, train, dev, cfg, output_dir, base, placement)
         except ValueError as error:
             raise click.ClickException(str(error)) from None
     summary = {"best_epoch": info["best_epoch"], "dev_em": round(info["dev_em"], 2),
+               "start_dev_em": round(info["start_dev_em"], 2),
                "wall_time_seconds": round(time.time() - started, 1), "output_dir": str(output_dir)}
     click.echo(json.dumps(summary))

@@ -43,7 +43,8 @@ def positive_rate(items: Sequence[IDItem]) -> float:
     return sum(bool(item.label) for item in gold) / len(gold) if gold else 0.5
 
 
-def predict_random(train: Sequence[IDItem], test: Sequence[IDItem], seed: int) -> list[IDPrediction]:
+def predict_random(train: Sequence[IDItem], test: Sequence[IDItem],
+                   seed: int) -> list[IDPrediction]:
     """Draw each label with the train positive rate; the score is that rate."""
     rate = positive_rate(train)
     rng = random.Random(seed)

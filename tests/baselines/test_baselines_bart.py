@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -16,9 +17,42 @@ from baselines_helpers import invoke, read
 from baselines import bart
 
 
-def test_bart_input() -> None:
-    assert bart.bart_input("Who Is The President") == "who is the president?"
-    assert bart.bart_input("who won?") == "who won?"
+def test_question_text_follows_the_checkpoint_code() -> None:
+    # "?" only when missing (no strip first, as data.py does), then lower-cased
+    assert bart.bart_question("Who Is The President") == "who is the president?"
+    assert bart.bart_question("Who won?") == "who won?"
+    assert bart.bart_question("who won? ") == "who won? ?"
+    assert bart.bart_answer("Joe Biden") == "joe biden"
+
+
+def char_ids(tok_dir: Path, text: str) -> list[int]:
+    """Ids of TEXT in the tiny character-level vocabulary (byte-level: space is 'Ġ')."""
+    vocab = json.loads((tok_dir / "vocab.json").read_text())
+    return [vocab["Ġ" if ch == " " else ch] for ch in text]
+
+
+def test_question_token_ids_have_two_bos_and_no_prefix_space(
+        bart_models: dict[str, Path]) -> None:
+    _, tok = bart.load_bart(bart.resolve_source(bart_models["model"], None, None))
+    batch = bart.encode_questions(tok, ["Who Won", "Where is it?"])
+    # <s> <s> "who won?" </s>: the first word without a leading space (transformers 2.x
+    # stripped the text after the "<s> " that --append_another_bos prepends)
+    first = [0, 0, *char_ids(bart_models["model"].parent / "tok", "who won?"), 2]
+    second = [0, 0, *char_ids(bart_models["model"].parent / "tok", "where is it?"), 2]
+    assert batch["input_ids"][1].tolist() == second
+    assert batch["input_ids"][0].tolist() == first + [1] * (len(second) - len(first))
+    assert batch["attention_mask"][0].tolist() == [1] * len(first) + [0] * (
+        len(second) - len(first))
+
+
+def test_long_questions_are_cut_to_32_ids_with_the_end_token(
+        bart_models: dict[str, Path]) -> None:
+    _, tok = bart.load_bart(bart.resolve_source(bart_models["model"], None, None))
+    ids = bart.encode_questions(tok, ["a" * 50])["input_ids"][0].tolist()
+    assert ids == [0, 0, *char_ids(bart_models["model"].parent / "tok", "a" * 29), 2]
+    labels = bart.encode_answers(tok, ["Paris", "a b"])
+    assert labels[0].tolist() == [0, 0, *char_ids(bart_models["model"].parent / "tok", "paris"), 2]
+    assert labels[1].tolist() == [0, 0, *char_ids(bart_models["model"].parent / "tok", "a b"), 2, -100, -100]
 
 
 def test_state_dict_loads_with_logged_key_differences(
@@ -27,7 +61,8 @@ def test_state_dict_loads_with_logged_key_differences(
     source = bart.resolve_source(bart_models["pt"], bart_models["config"], None)
     with caplog.at_level(logging.WARNING, logger="baselines.bart"):
         model, _ = bart.load_bart(source)
-    assert "unexpected.weight" in caplog.text
+    assert "1 unexpected keys ignored: unexpected.weight" in caplog.text
+    assert "missing keys left at their random" not in caplog.text
     reference, _ = bart.load_bart(bart.resolve_source(bart_models["model"], None, None))
     for name, value in reference.state_dict().items():
         assert torch.equal(value, model.state_dict()[name]), name
@@ -48,20 +83,40 @@ def test_missing_keys_are_logged(tmp_path: Path, bart_models: dict[str, Path],
     torch.save({"state_dict": state}, str(pt))
     with caplog.at_level(logging.WARNING, logger="baselines.bart"):
         bart.load_bart(bart.resolve_source(pt, bart_models["config"], None))
-    assert "missing keys" in caplog.text and "layernorm_embedding.weight" in caplog.text
+    assert ("1 missing keys left at their random initial values: "
+            "model.encoder.layernorm_embedding.weight") in caplog.text
 
 
-def test_generation_parameters_are_explicit(bart_models: dict[str, Path],
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tied_keys_missing_from_an_old_checkpoint_are_filled(
+        tmp_path: Path, bart_models: dict[str, Path], caplog: pytest.LogCaptureFixture) -> None:
+    state = torch.load(str(bart_models["pt"]), weights_only=True)
+    # the old BartForConditionalGeneration had no lm_head: it reused model.shared
+    state.pop("module.lm_head.weight", None)
+    state.pop("module.unexpected.weight")
+    pt = tmp_path / "old.pt"
+    torch.save(state, str(pt))
+    with caplog.at_level(logging.INFO, logger="baselines.bart"):
+        model, _ = bart.load_bart(bart.resolve_source(pt, bart_models["config"], None))
+    assert "missing keys left" not in caplog.text
+    assert torch.equal(model.lm_head.weight, state["module.model.shared.weight"])
+
+
+def test_generation_decodes_lower_cased_within_20_tokens(
+        bart_models: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     model, tok = bart.load_bart(bart.resolve_source(bart_models["model"], None, None))
     seen: dict[str, Any] = {}
-    original = model.generate
 
-    def spy(**kwargs: Any) -> Any:
+    def fake_generate(**kwargs: Any) -> Any:
         seen.update(kwargs)
-        return original(**kwargs)
+        # what a model trained with --append_another_bos emits: </s> <s> <s> answer </s>
+        ids = [2, 0, 0, *char_ids(bart_models["model"].parent / "tok", "Joe Biden"), 2]
+        return torch.tensor([ids, ids])
 
-    monkeypatch.setattr(model, "generate", spy)
+    monkeypatch.setattr(model, "generate", fake_generate)
     answers = bart.generate(model, tok, ["Who won", "where"])
-    assert len(answers) == 2 and all(a == a.lower() for a in answers)
+    assert answers == ["joe biden", "joe biden"]
+    assert seen["input_ids"][0].tolist()[:2] == [0, 0]
     assert (seen["num_beams"], seen["max_length"], seen["early_stopping"]) == (4, 20, True)
+    # a real model stays within the 20-token limit
+    out = model.generate(**bart.encode_questions(tok, ["who won"]), num_beams=4, max_length=20)
+    assert out.shape[1] <= 20
