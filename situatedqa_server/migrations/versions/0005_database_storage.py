@@ -187,5 +187,84 @@ def upgrade():
         batch_op.create_index(batch_op.f('ix_idempotency_key_created_at'), ['created_at'], unique=False)
 
 
+def _restore_uploads(bind, folder):
+    rows = bind.execute(sa.text(
+        "SELECT DISTINCT f.sha256, f.data FROM stored_file f "
+        "JOIN submission s ON s.file_sha256 = f.sha256")).all()
+    for sha256, data in rows:
+        path = folder / sha256[:2] / sha256
+        if not path.is_file():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(zlib.decompress(data))
+
+
+def _restore_gold(bind, folder):
+    from situatedqa_server.services.gold_store import deserialize
+
+    rows = bind.execute(sa.text(
+        "SELECT v.id, v.parent_id, v.changes, f.data FROM gold_version v "
+        "JOIN stored_file f ON f.sha256 = v.gold_sha256 ORDER BY v.id")).all()
+    for version_id, parent_id, changes, data in rows:
+        directory = folder if parent_id is None else folder / "versions" / str(version_id)
+        directory.mkdir(parents=True, exist_ok=True)
+        deserialize(zlib.decompress(data)).save(directory)
+        changes = json.loads(changes) if isinstance(changes, str) else changes
+        if changes:
+            (directory / "changes.json").write_text(json.dumps(changes, indent=1))
+
+
 def downgrade():
-    raise RuntimeError("0005 moved files into the database; restore a backup to go back")
+    # The files go back to the folders the old code read them from (SITUATEDQA_SUBMISSIONS_DIR
+    # and SITUATEDQA_GOLD_DIR, as in the upgrade), so the older schema finds them there.
+    bind = op.get_bind()
+    uploads, gold = _old_folders()
+    _restore_uploads(bind, uploads)
+    _restore_gold(bind, gold)
+
+    with op.batch_alter_table('idempotency_key', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_idempotency_key_created_at'))
+    op.drop_table('idempotency_key')
+    with op.batch_alter_table('job_batch', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_job_batch_job_id'))
+    op.drop_table('job_batch')
+
+    op.create_table('rescore_job',
+    sa.Column('id', sa.Integer(), nullable=False),
+    sa.Column('gold_version_id', sa.Integer(), nullable=False),
+    sa.Column('status', sa.String(length=8), nullable=False),
+    sa.Column('actor', sa.String(length=80), nullable=False),
+    sa.Column('total', sa.Integer(), nullable=False),
+    sa.Column('done', sa.Integer(), nullable=False),
+    sa.Column('created_at', sa.DateTime(), nullable=False),
+    sa.Column('started_at', sa.DateTime(), nullable=True),
+    sa.Column('finished_at', sa.DateTime(), nullable=True),
+    sa.Column('error', sa.Text(), nullable=True),
+    sa.ForeignKeyConstraint(['gold_version_id'], ['gold_version.id'], name=op.f('fk_rescore_job_gold_version_id_gold_version')),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_rescore_job'))
+    )
+    with op.batch_alter_table('rescore_job', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_rescore_job_gold_version_id'), ['gold_version_id'], unique=False)
+    # Rescore jobs keep their ids and states; other kinds (baseline regeneration) did not
+    # exist before this revision and are dropped with the job table.
+    op.execute("INSERT INTO rescore_job (id, gold_version_id, status, actor, total, done, "
+               "created_at, started_at, finished_at, error) SELECT id, gold_version_id, "
+               "status, actor, total, done, created_at, started_at, finished_at, error "
+               "FROM job WHERE kind = 'rescore' AND gold_version_id IS NOT NULL")
+    if bind.dialect.name == "postgresql":
+        op.execute("SELECT setval(pg_get_serial_sequence('rescore_job', 'id'), "
+                   "COALESCE((SELECT MAX(id) FROM rescore_job), 0) + 1, false)")
+    with op.batch_alter_table('job', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_job_status'))
+        batch_op.drop_index(batch_op.f('ix_job_gold_version_id'))
+    op.drop_table('job')
+
+    with op.batch_alter_table('submission', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_submission_file_sha256'))
+        batch_op.drop_constraint(batch_op.f('fk_submission_file_sha256_stored_file'),
+                                 type_='foreignkey')
+    with op.batch_alter_table('gold_version', schema=None) as batch_op:
+        batch_op.drop_constraint(batch_op.f('fk_gold_version_gold_sha256_stored_file'),
+                                 type_='foreignkey')
+        batch_op.drop_column('changes')
+        batch_op.drop_column('gold_sha256')
+    op.drop_table('stored_file')
