@@ -14,7 +14,6 @@ from baselines import bart, devices, dpr, nn_train
 from baselines.commands import (
     finetune_record,
     require_data,
-    require_dir,
     seed_everything,
     set_threads,
 )
@@ -211,8 +210,10 @@ def _run_id(runner: str, track: str, split: str, data_dir: Path, output: Path, b
                 settings.update({"lr": cfg.lr, "epochs": cfg.epochs,
                                  "max_length": cfg.max_length, "init": str(init)})
                 meta.fingerprints = {"init": fingerprint(Path(init))}
+                placement = devices.resolve(options["device"], options["precision"])
+                settings.update(placement.describe())
                 preds, extra = ident.predict_classifier(
-                    Path(init), options["model_dir"], train, dev, test, cfg)
+                    Path(init), options["model_dir"], train, dev, test, cfg, placement)
         meta.fingerprints.update({f"data_{name}": fingerprint(release_file(data_dir, track, name))
                                   for name in dict.fromkeys(("train", "dev", split))})
         by_item = {item.id: pred for item, pred in zip(test, preds, strict=True)}

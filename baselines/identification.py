@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from baselines.devices import Placement, cpu
 from baselines.metrics import binary_metrics
 from baselines.release import IDItem
 
@@ -110,25 +111,40 @@ def _batches(n: int, size: int) -> list[range]:
 
 
 def classifier_probs(model: Any, tokenizer: Any, questions: Sequence[str], cfg: ClassifierConfig,
-                     desc: str = "predict") -> list[float]:
+                     desc: str = "predict", placement: Placement | None = None) -> list[float]:
     """Probability of the dependent class for each question (batched, no grad)."""
     import torch
     from tqdm import tqdm
 
+    where = placement or cpu()
     model.eval()
     probs: list[float] = []
     with torch.no_grad():
         for idx in tqdm(_batches(len(questions), cfg.batch_size), desc=desc, leave=False):
-            enc = tokenizer([questions[i] for i in idx], padding=True, truncation=True,
-                            max_length=cfg.max_length, return_tensors="pt")
-            logits = model(**enc).logits
+            enc = where.tensors(tokenizer([questions[i] for i in idx], padding=True,
+                                          truncation=True, max_length=cfg.max_length,
+                                          return_tensors="pt"))
+            with where.autocast():
+                logits = model(**enc).logits.float()
             probs.extend(torch.softmax(logits, dim=-1)[:, 1].tolist())
     return probs
 
 
+def dev_metrics(model: Any, tokenizer: Any, dev: Sequence[IDItem], cfg: ClassifierConfig,
+                placement: Placement | None = None) -> dict[str, float]:
+    """Accuracy/precision/recall/F1 of the classifier on labelled dev items."""
+    probs = classifier_probs(model, tokenizer, [item.question for item in dev], cfg, "dev",
+                             placement)
+    return binary_metrics([bool(item.label) for item in dev], [p >= 0.5 for p in probs])
+
+
 def train_classifier(init: Path, train: Sequence[IDItem], dev: Sequence[IDItem],
-                     cfg: ClassifierConfig) -> tuple[Any, Any, dict[str, Any]]:
-    """Fine-tune a sequence classifier; keep the epoch with the best dev F1."""
+                     cfg: ClassifierConfig, placement: Placement | None = None,
+                     ) -> tuple[Any, Any, dict[str, Any]]:
+    """Fine-tune a sequence classifier; keep the epoch with the best dev F1.
+
+    The dev F1 of the untrained classifier is recorded too (``start_dev_f1``).
+    """
     import copy
 
     import torch
@@ -141,10 +157,13 @@ def train_classifier(init: Path, train: Sequence[IDItem], dev: Sequence[IDItem],
 
     torch.manual_seed(cfg.seed)
     tokenizer = AutoTokenizer.from_pretrained(str(init))
-    model = AutoModelForSequenceClassification.from_pretrained(str(init), num_labels=2)
+    where = placement or cpu()
+    model = where.model(AutoModelForSequenceClassification.from_pretrained(str(init),
+                                                                           num_labels=2))
     train, dev = labelled(train), labelled(dev)
+    start_f1 = dev_metrics(model, tokenizer, dev, cfg, where)["f1"]
     questions = [item.question for item in train]
-    labels = torch.tensor([int(bool(item.label)) for item in train])
+    labels = torch.tensor([int(bool(item.label)) for item in train], device=where.device)
     steps = cfg.epochs * len(_batches(len(train), cfg.batch_size))
     no_decay = ("bias", "LayerNorm.weight", "layer_norm")
     groups = [
@@ -165,17 +184,18 @@ def train_classifier(init: Path, train: Sequence[IDItem], dev: Sequence[IDItem],
         total = 0.0
         for idx in tqdm(_batches(len(order), cfg.batch_size), desc=f"epoch {epoch}", leave=False):
             chosen = [order[i] for i in idx]
-            enc = tokenizer([questions[i] for i in chosen], padding=True, truncation=True,
-                            max_length=cfg.max_length, return_tensors="pt")
-            loss = model(**enc, labels=labels[chosen]).loss
+            enc = where.tensors(tokenizer([questions[i] for i in chosen], padding=True,
+                                          truncation=True, max_length=cfg.max_length,
+                                          return_tensors="pt"))
+            with where.autocast():
+                loss = model(**enc, labels=labels[chosen]).loss
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad()
             total += float(loss.detach())
-        probs = classifier_probs(model, tokenizer, [item.question for item in dev], cfg, "dev")
-        metrics = binary_metrics([bool(item.label) for item in dev], [p >= 0.5 for p in probs])
+        metrics = dev_metrics(model, tokenizer, dev, cfg, where)
         history.append({"epoch": epoch, "train_loss": total / max(1, len(order)), **metrics})
         log.info("epoch %d: dev %s", epoch, metrics)
         if metrics["f1"] > best_f1:
@@ -183,7 +203,8 @@ def train_classifier(init: Path, train: Sequence[IDItem], dev: Sequence[IDItem],
             best_state = copy.deepcopy(model.state_dict())
     if best_state is not None:
         model.load_state_dict(best_state)
-    return model, tokenizer, {"best_epoch": best_epoch, "dev_f1": best_f1, "history": history}
+    return model, tokenizer, {"best_epoch": best_epoch, "dev_f1": best_f1,
+                              "start_dev_f1": start_f1, "history": history}
 
 
 TRAINED_MARKER = "id_training.json"
@@ -191,6 +212,7 @@ TRAINED_MARKER = "id_training.json"
 
 def load_or_train_classifier(init: Path, model_dir: Path | None, train: Sequence[IDItem],
                              dev: Sequence[IDItem], cfg: ClassifierConfig,
+                             placement: Placement | None = None,
                              ) -> tuple[Any, Any, dict[str, Any]]:
     """Reuse a classifier saved by an earlier (possibly interrupted) run, else train one."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -198,10 +220,11 @@ def load_or_train_classifier(init: Path, model_dir: Path | None, train: Sequence
     if model_dir is not None and (model_dir / TRAINED_MARKER).is_file():
         info = json.loads((model_dir / TRAINED_MARKER).read_text(encoding="utf-8"))
         log.info("reusing the classifier trained earlier in %s", model_dir)
-        model = AutoModelForSequenceClassification.from_pretrained(str(model_dir))
+        model = (placement or cpu()).model(
+            AutoModelForSequenceClassification.from_pretrained(str(model_dir)))
         tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
         return model, tokenizer, {**info, "reused": True}
-    model, tokenizer, info = train_classifier(init, train, dev, cfg)
+    model, tokenizer, info = train_classifier(init, train, dev, cfg, placement)
     if model_dir is not None:
         model_dir.mkdir(parents=True, exist_ok=True)
         model.save_pretrained(str(model_dir))
@@ -212,8 +235,11 @@ def load_or_train_classifier(init: Path, model_dir: Path | None, train: Sequence
 
 def predict_classifier(init: Path, model_dir: Path | None, train: Sequence[IDItem],
                        dev: Sequence[IDItem], test: Sequence[IDItem], cfg: ClassifierConfig,
+                       placement: Placement | None = None,
                        ) -> tuple[list[IDPrediction], dict[str, Any]]:
     """Train (or reuse) the classifier and predict the test items."""
-    model, tokenizer, info = load_or_train_classifier(init, model_dir, train, dev, cfg)
-    probs = classifier_probs(model, tokenizer, [item.question for item in test], cfg, "test")
+    model, tokenizer, info = load_or_train_classifier(init, model_dir, train, dev, cfg,
+                                                      placement)
+    probs = classifier_probs(model, tokenizer, [item.question for item in test], cfg, "test",
+                             placement)
     return [IDPrediction(p >= 0.5, float(p)) for p in probs], info
