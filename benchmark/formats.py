@@ -6,6 +6,7 @@ list of its problems (file, line, key, message). Nothing is ever scored partiall
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -14,13 +15,17 @@ import re
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from .example import question_key
 from .fastparse import fast_answers, fast_labels
-from .gold import GoldSet, GoldSplit, curprev_key, geo_key, question_key, temp_key
+from .gold import GoldSet, GoldSplit
+from .normalize import normalize_many
+from .tracks import TRACK_INFO, track_info
 
 DEFAULT_MAX_PROBLEMS = 20
 #: Decompressed size limit of a prediction file; a small gzip can expand to gigabytes.
@@ -51,12 +56,11 @@ def _escape(char: str) -> str:
 # Gold fields an upload may carry (answer, any_answer, ...: e.g. an edited copy of the
 # release) are never read: only the key fields and the prediction are.
 
-#: Fields that identify the track a record was written for, to name a wrong-track file.
-_TRACK_SIGNATURES: tuple[tuple[str, frozenset[str]], ...] = (
-    ("temp", frozenset({"date", "date_type"})),
-    ("geo", frozenset({"location"})),
-    ("curprev", frozenset({"which"})),
-)
+#: Fields that identify the track a record was written for, to name a wrong-track file:
+#: every track's context fields, the most specific first.
+_TRACK_SIGNATURES: tuple[tuple[str, frozenset[str]], ...] = tuple(sorted(
+    ((name, frozenset(info.context_fields)) for name, info in TRACK_INFO.items()
+     if info.context_fields), key=lambda signature: -len(signature[1])))
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,13 @@ class Predictions:
     labels: npt.NDArray[np.bool_] | None = None
     scores: npt.NDArray[np.float64] | None = None
     keys: tuple[str, ...] = field(default=())
+
+    @cached_property
+    def normalized_answers(self) -> tuple[str, ...]:
+        """The answers after the paper's normalization, computed once for every reader."""
+        if self.answers is None:
+            raise ValueError("identification predictions have no answers")
+        return tuple(normalize_many(self.answers))
 
     def value_of(self, position: int) -> str | bool:
         """The prediction for the example at `position` in gold order."""
@@ -261,11 +272,7 @@ def natural_key(record: Mapping[str, Any]) -> str | None:
         return None
     for track, signature in _TRACK_SIGNATURES:
         if signature <= record.keys() and all(isinstance(record[f], str) for f in signature):
-            if track == "temp":
-                return temp_key(nq_id, record["date"], record["date_type"])
-            if track == "geo":
-                return geo_key(nq_id, record["location"])
-            return curprev_key(nq_id, record["which"])
+            return TRACK_INFO[track].key(nq_id, record)
     return question_key(nq_id)
 
 
@@ -414,10 +421,9 @@ def _csv_entries(text: str, problems: _Collector, value_fields: tuple[str, ...])
                 continue
             value: Any = row[1]
             if names[1] == "score":
-                try:
+                # Not a number: kept as text, which the record check rejects, naming line and key.
+                with contextlib.suppress(ValueError):
                     value = float(row[1])
-                except ValueError:
-                    pass  # Kept as text: the record check rejects it, naming line and key.
             yield line, {"key": row[0], names[1]: value}
     except csv.Error as exc:
         problems.add(f"malformed CSV: {exc}", reader.line_num)
@@ -457,22 +463,15 @@ def _record_key(track: str, record: Mapping[str, Any]) -> tuple[str | None, str 
     nq_id = _parse_id(record.get("id"))
     if nq_id is None:
         return None, f"field 'id' must be an integer, got {_quote(record.get('id'))}"
-    needed = {
-        "temp": ("date", "date_type"), "geo": ("location",), "curprev": ("which",),
-    }.get(track, ())
-    for name in needed:
+    info = track_info(track)
+    for name in info.context_fields:
         if not isinstance(record.get(name), str):
             return None, f"field {name!r} (a string) is required for track {track}"
-    if track == "temp":
-        return temp_key(nq_id, record["date"], record["date_type"]), None
-    if track == "geo":
-        return geo_key(nq_id, record["location"]), None
-    if track == "curprev":
-        if record["which"] not in ("current", "previous"):
-            return None, (f"field 'which' must be 'current' or 'previous', got "
-                          f"{_quote(record['which'])}")
-        return curprev_key(nq_id, record["which"]), None
-    return question_key(nq_id), None
+    for name, allowed in info.context_values.items():
+        if record[name] not in allowed:
+            return None, (f"field {name!r} must be {' or '.join(map(repr, allowed))}, got "
+                          f"{_quote(record[name])}")
+    return info.key(nq_id, record), None
 
 
 # Strings too: a CSV cell is always text ("1"/"0" there means 1/0).
@@ -774,12 +773,14 @@ def wrong_split_hint(
     if not distinct:
         return None
     here = len(distinct & gold_set.get(track, split).index.keys())
-    elsewhere = [m for m in match_splits(distinct, gold_set) if (m.track, m.split) != (track, split)]
+    elsewhere = [m for m in match_splits(distinct, gold_set)
+                 if (m.track, m.split) != (track, split)]
     best = elsewhere[0].matched if elsewhere else 0
     if here == len(distinct) or (here and best <= here):
         return None
     lead = (f"none of these keys belong to {track}/{split}" if here == 0 else
-            f"{len(distinct) - here} of these {len(distinct)} keys do not belong to {track}/{split}")
+            f"{len(distinct) - here} of these {len(distinct)} keys do not belong to "
+            f"{track}/{split}")
     if not best:
         return f"{lead}, nor to any other track and split"
     names = " and ".join(f"{m.track}/{m.split}" for m in elsewhere if m.matched == best)

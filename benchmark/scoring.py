@@ -8,28 +8,38 @@ from typing import Any
 
 import numpy as np
 
+from .equivalence import gold_forms, lenient_family, lenient_outcomes
 from .formats import Predictions
 from .gold import GoldSplit
 from .metrics import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     ID_STATISTICS,
+    BoolArray,
+    FloatArray,
     CountStatistic,
     IntArray,
     MetricValue,
     PairedDifference,
     accuracy_from_binary,
     auc_metric,
+    binary_metric,
     confusion_codes,
+    mean_metric,
     metric_from_codes,
     normalized_em,
     paired_difference,
 )
-from .normalize import normalize_many
 from .tracks import track_info
 
 CORRECT = 1
 CORRECT_ANY = 2
+#: em_equiv against the answers and against any_answer (lenient, not in the paper).
+CORRECT_EQUIV = 4
+CORRECT_EQUIV_ANY = 8
+#: Set on every example of a QA score that carries the two bits above: scores stored before
+#: the lenient metrics existed lack it, so nothing reads their zero bits as "wrong".
+LENIENT_SCORED = 16
 
 
 @dataclass(frozen=True)
@@ -37,8 +47,10 @@ class ScoreResult:
     """Metrics (percent, 0-100), 95% CIs and counts of one submission on one split.
 
     `outcomes` holds one code per gold example, in gold order: for QA tracks
-    CORRECT | CORRECT_ANY bits; for identification tracks the confusion category
-    (0 TP, 1 FP, 2 FN, 3 TN). Paired comparisons work from these codes alone.
+    CORRECT | CORRECT_ANY | CORRECT_EQUIV | CORRECT_EQUIV_ANY | LENIENT_SCORED bits (one
+    uint8 each, as the server stores them); for identification tracks the confusion
+    category (0 TP, 1 FP, 2 FN, 3 TN). Paired comparisons work from these codes alone.
+    `f1` / `f1_any` hold each QA example's best token F1 (0-1); they are not stored.
     """
 
     track: str
@@ -48,6 +60,8 @@ class ScoreResult:
     ci: dict[str, tuple[float, float] | None]
     counts: dict[str, int]
     outcomes: IntArray
+    f1: FloatArray | None = None
+    f1_any: FloatArray | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The result in the CLI's --json shape."""
@@ -65,9 +79,13 @@ def source_slug(source: str) -> str:
 
 
 def _metric_specs(
-    gold: GoldSplit, outcomes: IntArray
+    gold: GoldSplit, outcomes: IntArray, *, with_equiv: bool = False
 ) -> Iterator[tuple[str, IntArray, int, CountStatistic]]:
-    """(name, category codes, number of categories, statistic) for every metric of a track."""
+    """(name, category codes, number of categories, statistic) for every metric of a track.
+
+    with_equiv adds the em_equiv metrics when the codes carry them (paired comparisons;
+    score() draws their CIs in _lenient_values). Token F1 is not a function of the codes.
+    """
     if gold.is_identification:
         for name, statistic in ID_STATISTICS.items():
             yield name, outcomes, 4, statistic
@@ -75,16 +93,29 @@ def _metric_specs(
             for name, statistic in ID_STATISTICS.items():
                 yield f"{name}_{source_slug(source)}", outcomes[mask], 4, statistic
         return
-    correct = outcomes & CORRECT
-    for name in track_info(gold.track).metrics:
-        if name == "em":
-            yield name, correct, 2, accuracy_from_binary
-        elif name == "em_any":
-            yield name, (outcomes & CORRECT_ANY) >> 1, 2, accuracy_from_binary
-        else:
-            partition = name.removeprefix("em_")
-            mask = gold.partition_masks.get(partition, np.zeros(len(gold), dtype=np.bool_))
-            yield name, correct[mask], 2, accuracy_from_binary
+    info = track_info(gold.track)
+    correct, correct_any = outcomes & CORRECT, (outcomes & CORRECT_ANY) >> 1
+    for name in info.metrics:
+        yield name, *_partition_of(gold, name, correct, correct_any), 2, accuracy_from_binary
+    if with_equiv and outcomes.size and bool(np.all(outcomes & LENIENT_SCORED)):
+        equiv = (outcomes & CORRECT_EQUIV) >> 2
+        equiv_any = (outcomes & CORRECT_EQUIV_ANY) >> 3
+        for name in info.lenient_metrics:
+            if lenient_family(name) == "em_equiv":
+                yield (name, *_partition_of(gold, name, equiv, equiv_any), 2,
+                       accuracy_from_binary)
+
+
+def _partition_of(gold: GoldSplit, name: str, values: IntArray, values_any: IntArray
+                  ) -> tuple[IntArray]:
+    """The per-example values a metric averages: its partition's, or the any_answer ones."""
+    suffix = name.removeprefix(lenient_family(name) or "em").removeprefix("_")
+    if suffix == "":
+        return (values,)
+    if suffix == "any":
+        return (values_any,)
+    mask = gold.partition_masks.get(suffix, np.zeros(len(gold), dtype=np.bool_))
+    return (values[mask],)
 
 
 def outcome_codes(gold: GoldSplit, predictions: Predictions) -> IntArray:
@@ -99,10 +130,61 @@ def outcome_codes(gold: GoldSplit, predictions: Predictions) -> IntArray:
         return confusion_codes(predictions.labels, gold.labels)
     if predictions.answers is None:
         raise ValueError("QA predictions need answers")
-    normalized = normalize_many(predictions.answers)  # once, for both gold sets
+    normalized = predictions.normalized_answers  # once, for both gold sets and the server
     correct = normalized_em(normalized, gold.normalized_answers)
     correct_any = normalized_em(normalized, gold.normalized_any_answers)
     return (correct.astype(np.int64) * CORRECT) | (correct_any.astype(np.int64) * CORRECT_ANY)
+
+
+def lenient_codes(gold: GoldSplit, predictions: Predictions, outcomes: IntArray
+                  ) -> tuple[IntArray, FloatArray, FloatArray]:
+    """The outcome codes with the em_equiv bits added, and per-example token F1 (answers, any).
+
+    EM comes from the codes, so work is spent only where EM failed.
+    """
+    if predictions.answers is None:
+        raise ValueError("QA predictions need answers")
+    answers = predictions.answers
+    normalized = predictions.normalized_answers
+    cache: dict[tuple[str, int], frozenset[str]] = {}
+    forms = gold_forms(gold, "answers", [e.answers for e in gold.examples])
+    equiv, f1 = lenient_outcomes(answers, normalized, (outcomes & CORRECT) > 0, forms, cache)
+    codes = outcomes | LENIENT_SCORED | (equiv.astype(np.int64) * CORRECT_EQUIV)
+    if "em_any" not in track_info(gold.track).metrics:
+        return codes, f1, f1
+    forms_any = gold_forms(gold, "any", [e.any_answers or e.answers for e in gold.examples])
+    equiv_any, f1_any = lenient_outcomes(answers, normalized, (outcomes & CORRECT_ANY) > 0,
+                                         forms_any, cache)
+    return codes | (equiv_any.astype(np.int64) * CORRECT_EQUIV_ANY), f1, f1_any
+
+
+def _lenient_values(gold: GoldSplit, outcomes: IntArray, f1: FloatArray, f1_any: FloatArray,
+                    paper: dict[str, MetricValue], *, seed: int, resamples: int
+                    ) -> dict[str, MetricValue]:
+    """em_equiv and token F1 on EM's partitions, with bootstrap CIs (see metrics.py).
+
+    Where a lenient metric's per-example values equal EM's on its partition, it is EM's
+    metric (same data, same bootstrap distribution), so EM's value and CI are reused.
+    """
+    correct, correct_any = outcomes & CORRECT, (outcomes & CORRECT_ANY) >> 1
+    equiv: BoolArray = (outcomes & CORRECT_EQUIV) > 0
+    equiv_any: BoolArray = (outcomes & CORRECT_EQUIV_ANY) > 0
+    values: dict[str, MetricValue] = {}
+    for name in track_info(gold.track).lenient_metrics:
+        family = lenient_family(name) or ""
+        em_name = "em" + name.removeprefix(family)
+        (em_part,) = _partition_of(gold, em_name, correct, correct_any)
+        if family == "em_equiv":
+            (part,) = _partition_of(gold, name, equiv, equiv_any)
+            same = np.array_equal(part, em_part > 0)
+            values[name] = paper[em_name] if same else binary_metric(
+                part, name=name, seed=seed, resamples=resamples)
+        else:
+            (scores,) = _partition_of(gold, name, f1, f1_any)
+            same = np.array_equal(scores, em_part.astype(np.float64))
+            values[name] = paper[em_name] if same else mean_metric(
+                scores, name=name, seed=seed, resamples=resamples)
+    return values
 
 
 def score(
@@ -111,9 +193,18 @@ def score(
     *,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    lenient: bool = True,
 ) -> ScoreResult:
-    """Every metric of the track with its bootstrap CI (resamples=0 skips the CIs)."""
+    """Every metric of the track with its bootstrap CI (resamples=0 skips the CIs).
+
+    QA tracks also get the lenient metrics (em_equiv, token f1; not in the paper) unless
+    lenient=False; the paper's metrics are the same either way.
+    """
     outcomes = outcome_codes(gold, predictions)
+    f1: FloatArray | None = None
+    f1_any: FloatArray | None = None
+    if lenient and not gold.is_identification:
+        outcomes, f1, f1_any = lenient_codes(gold, predictions, outcomes)
     values: dict[str, MetricValue] = {
         name: metric_from_codes(codes, categories, statistic,
                                 name=name, seed=seed, resamples=resamples)
@@ -122,12 +213,15 @@ def score(
     if gold.is_identification and predictions.scores is not None:
         values["auc"] = auc_metric(predictions.scores, gold.labels, seed=seed,
                                    resamples=resamples)
+    if f1 is not None and f1_any is not None:
+        values.update(_lenient_values(gold, outcomes, f1, f1_any, dict(values), seed=seed,
+                                      resamples=resamples))
     return ScoreResult(
         track=gold.track, split=gold.split, n=len(gold),
         metrics={name: v.value for name, v in values.items()},
         ci={name: v.ci for name, v in values.items()},
         counts={name: v.count for name, v in values.items()},
-        outcomes=outcomes,
+        outcomes=outcomes, f1=f1, f1_any=f1_any,
     )
 
 
@@ -139,18 +233,23 @@ def compare(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     greater: bool = False,
+    lenient: bool = False,
 ) -> dict[str, PairedDifference]:
     """Paired difference A - B of every metric on the same examples, with CI and p-value.
 
     The p-value is two-sided; greater=True makes it one-sided, for "A is better than B".
+    lenient=True adds em_equiv on its partitions when both code arrays carry it (token F1
+    is not in the codes); the paper's metrics and their p-values are the same either way.
     """
     if outcomes_a.shape != (len(gold),) or outcomes_b.shape != (len(gold),):
         raise ValueError("both outcome arrays must cover every example of the gold split")
-    specs_b = {name: codes for name, codes, _, _ in _metric_specs(gold, outcomes_b)}
+    specs_b = {name: codes for name, codes, _, _
+               in _metric_specs(gold, outcomes_b, with_equiv=lenient)}
     return {
         name: paired_difference(codes_a, specs_b[name], categories, statistic,
                                 name=name, seed=seed, resamples=resamples, greater=greater)
-        for name, codes_a, categories, statistic in _metric_specs(gold, outcomes_a)
+        for name, codes_a, categories, statistic
+        in _metric_specs(gold, outcomes_a, with_equiv=lenient) if name in specs_b
     }
 
 
@@ -171,5 +270,8 @@ def per_example(gold: GoldSplit, predictions: Predictions, result: ScoreResult) 
         else:
             row.update(gold=list(example.answers), correct=bool(code & CORRECT),
                        correct_any=bool(code & CORRECT_ANY))
+            if code & LENIENT_SCORED and result.f1 is not None:
+                row.update(correct_equiv=bool(code & CORRECT_EQUIV),
+                           f1=float(result.f1[position]))
         rows.append(row)
     return rows

@@ -141,8 +141,9 @@ def create_token(user: User, name: str, lifetime_days: int | None = None) -> tup
 
 def user_for_token(raw: str) -> User:
     """The owner of a valid bearer token; TokenError says why a token is refused."""
-    # The owner comes in the same round trip (every API request asks for it).
-    token = db.session.scalar(select(ApiToken).options(joinedload(ApiToken.user)).where(
+    # The owner and the team come in the same round trip (every API request asks for them).
+    token = db.session.scalar(select(ApiToken).options(
+        joinedload(ApiToken.user).joinedload(User.team)).where(
         ApiToken.token_hash == hash_token(raw)))
     if token is None:
         raise TokenError("invalid_token", "unknown API token")

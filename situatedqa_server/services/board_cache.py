@@ -16,6 +16,7 @@ host made a change, the next read anywhere misses the cache and sees it.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import threading
 from collections import OrderedDict
@@ -148,10 +149,8 @@ class BoardData:
             while len(self.orders) > MAX_ORDERS:
                 self.orders.popitem(last=False)
         else:
-            try:
+            with contextlib.suppress(KeyError):  # dropped by another thread meanwhile
                 self.orders.move_to_end(key)
-            except KeyError:  # dropped by another thread meanwhile
-                pass
         return found
 
 

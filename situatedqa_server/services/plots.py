@@ -9,6 +9,7 @@ live in the instance folder, shared by the workers of a host.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import io
@@ -453,10 +454,9 @@ def render(spec: PlotSpec, fmt: str) -> bytes:
     except FileNotFoundError:
         pass
     data = draw(spec, fmt)
-    try:
+    # The cache folder may be deleted meanwhile: serve the image, cache it next time.
+    with contextlib.suppress(FileNotFoundError):
         store_cached(path, data)
-    except FileNotFoundError:
-        pass  # the cache folder was deleted meanwhile: serve the image, cache it next time
     return data
 
 

@@ -67,9 +67,14 @@ def retry_after(details: dict[str, Any]) -> dict[str, str]:
 def begin_locked() -> None:
     """End the session's transaction and start one that holds the write lock (SQLite).
 
-    On PostgreSQL the rows are locked with SELECT … FOR UPDATE instead. Nothing may touch
-    the session between the commit and the new connection, or a plain BEGIN would run.
+    On PostgreSQL the rows are locked by the quota upsert instead. Nothing may touch the
+    session between the commit and the new connection, or a plain BEGIN would run.
+    On PostgreSQL the reads before it may share the transaction (each statement sees what
+    is committed), so it does nothing there: committing would expire the loaded user and
+    team and cost two more round trips for every upload.
     """
+    if db.session.get_bind().dialect.name != "sqlite":
+        return
     db.session.commit()
     db.session.connection(execution_options={"sqlite_immediate": True})
 
@@ -121,7 +126,7 @@ def consume(team_id: int, track: str) -> None:
     statement = rows.on_conflict_do_update(
         index_elements=["team_id", "track", "period"],
         set_={"used": QuotaCounter.used + 1}).returning(QuotaCounter.period, QuotaCounter.used)
-    used: dict[str, int] = {period: count for period, count in db.session.execute(statement)}
+    used: dict[str, int] = dict(db.session.execute(statement).all())
     config = current_app.config
     check(QuotaUsage(used[today] - 1, config["TEST_DAILY_QUOTA"], used[TOTAL] - 1,
                      config["TEST_TOTAL_QUOTA"]))
@@ -134,10 +139,28 @@ def rejections_today(team_id: int) -> int:
     return count or 0
 
 
-def check_rejections(team_id: int) -> None:
-    """Raise QuotaExceeded when the team's rejected uploads today reached the cap."""
+def check_before_scoring(team_id: int, track: str, split: str) -> None:
+    """The early answers of an upload, read in one round trip: the rejected-upload cap, and
+    on the quota split the quota (a snapshot: the locked check is in consume())."""
+    today = utc_today()
+    counters = {period: select(QuotaCounter.used).where(
+        QuotaCounter.team_id == team_id, QuotaCounter.track == track,
+        QuotaCounter.period == period).scalar_subquery() for period in (today.isoformat(), TOTAL)}
+    rejected, used_today, used_total = db.session.execute(select(
+        select(RejectedUpload.count).where(RejectedUpload.team_id == team_id,
+                                           RejectedUpload.day == today).scalar_subquery(),
+        *counters.values())).one()
+    check_rejection_cap(rejected or 0)
+    if split == QUOTA_SPLIT:
+        config = current_app.config
+        check(QuotaUsage(used_today or 0, config["TEST_DAILY_QUOTA"], used_total or 0,
+                         config["TEST_TOTAL_QUOTA"]))
+
+
+def check_rejection_cap(rejected_today: int) -> None:
+    """Raise QuotaExceeded when `rejected_today` reached the cap."""
     cap = current_app.config["REJECTED_DAILY_CAP"]
-    if rejections_today(team_id) >= cap:
+    if rejected_today >= cap:
         raise QuotaExceeded(
             f"your team has had {cap} rejected uploads today (UTC); check files offline with "
             "`python -m benchmark score` and retry tomorrow",

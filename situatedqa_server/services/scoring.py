@@ -88,9 +88,7 @@ def submit(user: User, track: str, split: str, data: bytes, filename: str,
     """
     gold = gold_store.get_split(track, split)
     team_id = user.team_id
-    quotas.check_rejections(team_id)
-    if split == quotas.QUOTA_SPLIT:
-        quotas.check(quotas.usage(team_id, track))  # early answer; the real check is locked
+    quotas.check_before_scoring(team_id, track, split)  # the locked check is in consume()
     try:
         predictions, result = evaluate(gold, data, filename)
     except ValidationError:
@@ -118,9 +116,9 @@ def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionM
     the quota, decide the Ladder's release (the caller rolls back on any error: none of it
     stays)."""
     quotas.begin_locked()
-    gold_store.active_version()  # GoldUnavailable before any quota is spent
     predictions_sha256 = duplicates.digest(predictions)
-    duplicates.check(user.team_id, track, split, predictions_sha256)
+    earlier = duplicates.earlier(user.team_id, track, split, predictions_sha256)
+    duplicates.check(earlier)
     now = utcnow()
     sha256 = blobs.put(data)
     submission = Submission(
@@ -131,9 +129,10 @@ def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionM
         knowledge_date=meta.knowledge_date, parameter_count=meta.parameter_count,
         visibility=(Visibility.PUBLIC if meta.public else Visibility.PRIVATE).value,
         published_at=now if meta.public else None, created_at=now)
-    duplicates.mark(submission, predictions_sha256)
+    duplicates.mark(submission, predictions_sha256, earlier)
     db.session.add(submission)
-    # Also scored against any version being rescored, so none is missing after its switch.
+    # Also scored against any version being rescored, so none is missing after its switch;
+    # GoldUnavailable (no active version) is raised here, before any quota is spent.
     row = versions.upload_scores(submission, predictions, inputs, result)
     db.session.flush()
     # The team's quota rows stay locked from here to the commit, which also serialises the

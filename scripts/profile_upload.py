@@ -1,0 +1,123 @@
+"""Profile the upload path in process: where an upload's milliseconds go.
+
+Usage: .venv/bin/python scripts/profile_upload.py [--database-url URL] [--uploads N] [--top K]
+
+Sets the server up in a private PostgreSQL schema (dropped afterwards) exactly as
+`scripts/bench_server.py` does, then POSTs N distinct public temp test-split files through
+Flask's test client (no HTTP server, so the figures are the application's own cost) under
+cProfile, and prints the wall time per upload, the SQL statements per upload and the top
+functions by cumulative and by own time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import random
+import secrets
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import sqlalchemy as sa
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from bench_server import BIN, gold_examples, prediction_file, run  # noqa: E402
+
+
+def main() -> None:
+    """Profile N uploads and print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--database-url", default=os.environ.get(
+        "TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"))
+    parser.add_argument("--release", default=os.environ.get(
+        "SITUATEDQA_DATA", str(ROOT.parent / "shared" / "situatedqa")))
+    parser.add_argument("--uploads", type=int, default=60)
+    parser.add_argument("--top", type=int, default=35)
+    parser.add_argument("--show-sql", action="store_true",
+                        help="Print the SQL statements of the last upload.")
+    parser.add_argument("--dump", type=Path, help="Also write the raw profile here (pstats).")
+    args = parser.parse_args()
+    random.seed(20211107)
+    schema = f"prof_{secrets.token_hex(4)}"
+    admin = sa.create_engine(args.database_url)
+    with admin.begin() as connection:
+        connection.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+    workdir = Path(tempfile.mkdtemp(prefix="sqa-prof-"))
+    env = {**os.environ, "DATABASE_URL": f"{args.database_url}?options=-csearch_path%3D{schema}",
+           "SECRET_KEY": secrets.token_hex(32), "SITUATEDQA_CACHE_DIR": str(workdir / "cache"),
+           "SITUATEDQA_DATA": args.release, "SITUATEDQA_TEST_DAILY_QUOTA": "100000",
+           "SITUATEDQA_TEST_TOTAL_QUOTA": "100000",
+           "SITUATEDQA_UPLOAD_RATE_LIMIT": "100000/minute"}
+    try:
+        run([str(BIN / "flask"), "--app", "app", "setup", "--from", args.release], env)
+        run([str(BIN / "flask"), "--app", "app", "users", "create", "prof", "--email",
+             "prof@example.org", "--password", "benchmark password 123"], env)
+        token = run([str(BIN / "flask"), "--app", "app", "tokens", "create", "prof"],
+                    env).strip().splitlines()[-1]
+        os.environ.update(env)
+        from situatedqa_server import create_app
+
+        app = create_app()
+        client = app.test_client()
+        examples = gold_examples(args.release, "temp", "test")
+        warm = 5
+        files = [prediction_file(examples, 0.2 + 0.3 * random.random())
+                 for _ in range(warm + args.uploads)]
+        statements = 0
+        last: list[str] = []
+
+        def count(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+            nonlocal statements
+            statements += 1
+            last.append(" ".join(statement.split())[:160])
+
+        with app.app_context():
+            from situatedqa_server.extensions import db
+
+            sa.event.listen(db.engine, "before_cursor_execute", count)
+
+        def upload(number: int) -> float:
+            last.clear()
+            start = time.perf_counter()
+            response = client.post(
+                "/api/v1/submissions", headers={"Authorization": f"Bearer {token}"},
+                data={"track": "temp", "split": "test", "method_name": f"prof {number}",
+                      "public": "true", "file": (io.BytesIO(files[number]), "p.jsonl")})
+            if response.status_code != 201:
+                raise SystemExit(f"upload {number}: {response.status_code} {response.text}")
+            return (time.perf_counter() - start) * 1000
+
+        for number in range(warm):
+            upload(number)
+        statements = 0
+        profiler = cProfile.Profile()
+        profiler.enable()
+        times = [upload(warm + number) for number in range(args.uploads)]
+        profiler.disable()
+        print(f"{args.uploads} uploads in process: median {statistics.median(times):.1f} ms, "
+              f"best {min(times):.1f} ms (under cProfile), "
+              f"{statements / args.uploads:.1f} SQL statements each")
+        if args.show_sql:
+            print("\n".join(last))
+        if args.dump:
+            profiler.dump_stats(args.dump)
+        for order in ("cumulative", "tottime"):
+            out = io.StringIO()
+            pstats.Stats(profiler, stream=out).sort_stats(order).print_stats(args.top)
+            print(out.getvalue())
+    finally:
+        with admin.begin() as connection:
+            connection.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
+
+
+if __name__ == "__main__":
+    main()
