@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
-
-np = pytest.importorskip("numpy")
-pytest.importorskip("faiss")
-pytest.importorskip("torch")
-pytest.importorskip("transformers")
-
 from baselines_helpers import dpr_args, invoke, read
 
 from baselines.corpus import iter_passages
 from baselines.passage_index import PassageIndex, numpy_top_k
+
+pytest.importorskip("faiss")
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
 
 
 def test_numpy_top_k_matches_faiss_flat() -> None:
