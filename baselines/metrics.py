@@ -1,57 +1,44 @@
-"""Answer normalization, exact match and binary classification metrics (pure functions)."""
+"""The baselines' scores, computed by the benchmark's own normalization and metrics."""
 
 from __future__ import annotations
 
-import re
-import string
-import unicodedata
 from collections.abc import Iterable, Sequence
 
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-_PUNCT = set(string.punctuation)
+import numpy as np
 
+from benchmark.metrics import ID_STATISTICS, confusion_codes, normalized_em
+from benchmark.normalize import normalize_answer, normalize_many
 
-def normalize_answer(text: str) -> str:
-    """SQuAD/DrQA normalization: NFD, lower-case, drop punctuation and articles, squash spaces."""
-    text = unicodedata.normalize("NFD", text).lower()
-    text = "".join(ch for ch in text if ch not in _PUNCT)
-    text = _ARTICLES.sub(" ", text)
-    return " ".join(text.split())
+__all__ = ["binary_metrics", "contains_answer", "em_score", "exact_match", "normalize_answer"]
 
 
 def exact_match(prediction: str, answers: Iterable[str]) -> bool:
     """Whether the normalized prediction equals any normalized gold answer."""
-    pred = normalize_answer(prediction)
-    return any(pred == normalize_answer(answer) for answer in answers)
+    return normalize_answer(prediction) in frozenset(normalize_many(list(answers)))
 
 
 def contains_answer(text: str, answers: Iterable[str]) -> bool:
     """Whether a normalized passage contains any normalized non-empty answer as whole words."""
     padded = f" {normalize_answer(text)} "
-    return any(norm and f" {norm} " in padded
-               for norm in (normalize_answer(answer) for answer in answers))
+    return any(norm and f" {norm} " in padded for norm in normalize_many(list(answers)))
 
 
 def em_score(predictions: Sequence[str], answers: Sequence[Sequence[str]]) -> float:
     """Exact match in percent over aligned predictions and gold answer lists."""
+    if len(predictions) != len(answers):
+        raise ValueError(f"{len(predictions)} predictions for {len(answers)} answer lists")
     if not predictions:
         return 0.0
-    hits = sum(exact_match(p, a) for p, a in zip(predictions, answers, strict=True))
-    return 100.0 * hits / len(predictions)
+    gold = [frozenset(normalize_many(list(a))) for a in answers]
+    return 100.0 * float(normalized_em(normalize_many(predictions), gold).mean())
 
 
 def binary_metrics(gold: Sequence[bool], pred: Sequence[bool]) -> dict[str, float]:
     """Accuracy, precision, recall and F1 in percent, positive = context-dependent."""
-    tp = sum(g and p for g, p in zip(gold, pred, strict=True))
-    fp = sum((not g) and p for g, p in zip(gold, pred, strict=True))
-    fn = sum(g and not p for g, p in zip(gold, pred, strict=True))
-    correct = sum(g == p for g, p in zip(gold, pred, strict=True))
-    precision = tp / (tp + fp) if tp + fp else 0.0
-    recall = tp / (tp + fn) if tp + fn else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {
-        "accuracy": 100.0 * correct / len(gold) if gold else 0.0,
-        "precision": 100.0 * precision,
-        "recall": 100.0 * recall,
-        "f1": 100.0 * f1,
-    }
+    if len(gold) != len(pred):
+        raise ValueError(f"{len(pred)} predictions for {len(gold)} gold labels")
+    if not gold:
+        return dict.fromkeys(ID_STATISTICS, 0.0)
+    codes = confusion_codes(np.array(pred, dtype=np.bool_), np.array(gold, dtype=np.bool_))
+    counts = np.bincount(codes, minlength=4).astype(np.int64)
+    return {name: float(statistic(counts)) for name, statistic in ID_STATISTICS.items()}

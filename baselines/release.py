@@ -1,26 +1,31 @@
-"""A small, dependency-free reader of the SituatedQA release files, producing runner items.
+"""The runners' items, read from the SituatedQA release through the benchmark's track registry.
 
-The scoring package is written separately; the runners read the release directly so
-that they do not depend on it.
+Every item is one of the benchmark's own gold examples (same reader, keys and partitions),
+so a runner's output names exactly the examples the scorer expects.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from baselines.queries import modify_query
+from benchmark.example import Example, GoldError
+from benchmark.release import DATA_ENV
+from benchmark.tracks import ID_TRACKS, QA_TRACKS, SPLITS, TRACK_INFO, TRACKS, read_track
 
-QA_TRACKS = ("temp", "geo", "present", "curprev")
-ID_TRACKS = ("temp-id", "geo-id")
-TRACKS = QA_TRACKS + ID_TRACKS
-SPLITS = ("train", "dev", "test")
+__all__ = [
+    "DATA_ENV", "ID_TRACKS", "QA_TRACKS", "SETTINGS", "SPLITS", "TRACKS", "IDItem", "QAItem",
+    "ReleaseError", "context_items", "default_data_dir", "load_id_items", "load_qa_items",
+    "parse_label", "qa_key", "release_file",
+]
+
 SETTINGS = ("unmodified", "query-modified", "finetuned")
-DATA_ENV = "SITUATEDQA_DATA"
+#: Output records of tracks read from this folder keep the question, as the official
+#: prediction files of the qa_data tracks do.
+_QUESTION_FOLDER = "qa_data"
 
 
 class ReleaseError(Exception):
@@ -52,95 +57,44 @@ def default_data_dir() -> Path | None:
     return Path(value) if value else None
 
 
-def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """Yield the JSON objects of a JSON Lines file, skipping blank lines."""
-    if not path.is_file():
-        raise ReleaseError(f"release file not found: {path}")
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError as error:
-                    raise ReleaseError(f"{path}:{number}: invalid JSON ({error})") from None
-
-
 def qa_key(track: str, record: dict[str, Any]) -> tuple[Any, ...]:
-    """Return the key that identifies an output record of a track (as the scorer matches it)."""
-    if track == "temp":
-        return (record["id"], record["date"], record["date_type"])
-    if track == "geo":
-        return (record["id"], record["location"])
-    if track == "curprev":
-        return (record["id"], record["which"])
-    return (record["id"],)
+    """Return the key that identifies an output record of a track (its id and context)."""
+    return (record["id"], *(record[name] for name in TRACK_INFO[track].context_fields))
 
 
-def _context_qa_items(rows: list[dict[str, Any]], track: str, setting: str) -> list[QAItem]:
-    """Build temp/geo items from qa_data rows; gold answers never enter the record."""
-    fields = ("id", "question", "date", "date_type") if track == "temp" else (
-        "id", "question", "location")
-    items = []
-    for row in rows:
-        record = {name: row[name] for name in fields}
-        query = modify_query(track, row, setting)
-        items.append(QAItem(qa_key(track, record), record, query, tuple(row.get("answer") or ())))
-    return items
+def _examples(data_dir: Path, track: str, split: str) -> list[Example]:
+    """The benchmark's examples of a track and split; ReleaseError names a bad file or line."""
+    try:
+        return read_track(data_dir, track, split)
+    except GoldError as error:
+        raise ReleaseError(str(error)) from None
 
 
-def has_current_start(row: dict[str, Any]) -> bool:
-    """Whether a raw temp question has a timeline with a cur_start (present-day track)."""
-    return any(timeline.get("cur_start") for timeline in (row.get("timelines") or []))
-
-
-def present_items(rows: list[dict[str, Any]], setting: str) -> list[QAItem]:
-    """Items of the present-day track: the question alone asks for the current answer."""
-    items = []
-    for row in rows:
-        if has_current_start(row):
-            record = {"id": row["id"]}
-            query = modify_query("present", row, setting)
-            items.append(QAItem((row["id"],), record, query, tuple(row.get("cur_answers") or ())))
-    return items
-
-
-def curprev_items(rows: list[dict[str, Any]], setting: str) -> list[QAItem]:
-    """Items of the current/previous track: dependent questions with non-empty answers."""
-    items = []
-    for which, answer_field in (("current", "cur_answers"), ("previous", "prev_answers")):
-        for row in rows:
-            if row.get("is_dependent") and row.get(answer_field):
-                record = {"id": row["id"], "which": which}
-                query = modify_query("curprev", {**row, "which": which}, setting)
-                items.append(QAItem((row["id"], which), record, query, tuple(row[answer_field])))
-    return items
+def _qa_item(track: str, example: Example, setting: str) -> QAItem:
+    """The item of one QA example; gold answers never enter the record."""
+    record: dict[str, Any] = {"id": example.id}
+    if TRACK_INFO[track].release.folder == _QUESTION_FOLDER:
+        record["question"] = example.question
+    record.update(example.context)
+    query = modify_query(track, {"question": example.question, **example.context}, setting)
+    return QAItem(qa_key(track, record), record, query, example.answers)
 
 
 def load_qa_items(data_dir: Path, track: str, split: str, setting: str) -> list[QAItem]:
     """Load the questions of a QA track and split, with the query of the given setting."""
-    if track in ("temp", "geo"):
-        rows = list(read_jsonl(data_dir / "qa_data" / f"{track}.{split}.jsonl"))
-        return _context_qa_items(rows, track, setting)
-    rows = list(read_jsonl(data_dir / "raw_data" / f"temp.{split}.jsonl"))
-    if track == "present":
-        return present_items(rows, setting)
-    if track == "curprev":
-        return curprev_items(rows, setting)
-    raise ReleaseError(f"{track!r} is not a QA track; choose one of {', '.join(QA_TRACKS)}")
+    if track not in QA_TRACKS:
+        raise ReleaseError(f"{track!r} is not a QA track; choose one of {', '.join(QA_TRACKS)}")
+    return [_qa_item(track, example, setting) for example in _examples(data_dir, track, split)]
 
 
 def release_file(data_dir: Path, track: str, split: str) -> Path:
     """The release file a track's split is read from."""
-    if track in ("temp", "geo"):
-        return data_dir / "qa_data" / f"{track}.{split}.jsonl"
-    if track in ("present", "curprev"):
-        return data_dir / "raw_data" / f"temp.{split}.jsonl"
-    return data_dir / "id_data" / f"{track.removesuffix('-id')}.{split}.jsonl"
+    return TRACK_INFO[track].release.path(data_dir, split)
 
 
 def context_items(data_dir: Path, context: str, split: str) -> list[QAItem]:
     """Training/dev items for one fine-tuning context type (temp, geo, current, previous)."""
-    if context in ("temp", "geo"):
+    if context in QA_TRACKS:
         return load_qa_items(data_dir, context, split, "query-modified")
     items = load_qa_items(data_dir, "curprev", split, "query-modified")
     return [item for item in items if item.record["which"] == context]
@@ -159,7 +113,5 @@ def load_id_items(data_dir: Path, track: str, split: str) -> list[IDItem]:
     """Load an identification split; the label comes from is_dependent (not `label`)."""
     if track not in ID_TRACKS:
         raise ReleaseError(f"{track!r} is not an identification track; choose temp-id or geo-id")
-    base = track.removesuffix("-id")
-    rows = read_jsonl(data_dir / "id_data" / f"{base}.{split}.jsonl")
-    return [IDItem(row["id"], row["question"], parse_label(row.get("is_dependent")))
-            for row in rows]
+    return [IDItem(example.id, example.question, example.label)
+            for example in _examples(data_dir, track, split)]

@@ -30,13 +30,16 @@ What has to be proven, and how (whole-file C or numpy calls; per record only the
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from operator import attrgetter
 from typing import Any
 
 import msgspec
 import numpy as np
 import numpy.typing as npt
 
+from .example import KEY_SEPARATOR
 from .gold import GoldSplit
+from .tracks import TRACK_INFO
 
 _BOM = b"\xef\xbb\xbf"
 _GOLD_FIELDS = ("question", "edited_question", "answer", "any_answer")
@@ -64,14 +67,21 @@ _ID_VALUES: list[list[tuple[str, Any]]] = [
     [("label", bool)], [("score", float)], [("label", bool), ("score", float)]]
 _ID_KEYED = [_shape(f"KeyedId{i}", [("key", str), *v]) for i, v in enumerate(_ID_VALUES)]
 _ID_OFFICIAL = [_shape(f"Id{i}", [("id", int), *v]) for i, v in enumerate(_ID_VALUES)]
+
+
+def _key_maker(context: Sequence[str]) -> Callable[[list[Any]], list[str]]:
+    """The example keys of decoded official records of a track with these context fields."""
+    fields = attrgetter("id", *context)
+    if not context:
+        return lambda records: [str(r.id) for r in records]
+    return lambda records: [KEY_SEPARATOR.join(map(str, fields(r))) for r in records]
+
+
+#: Official-record shapes and key maker of every QA track of the registry.
 _OFFICIAL: dict[str, tuple[tuple[Shape, Shape], Callable[[list[Any]], list[str]]]] = {
-    "temp": (_official_shapes("Temp", ("date", "date_type")),
-             lambda rs: [f"{r.id}|{r.date}|{r.date_type}" for r in rs]),
-    "geo": (_official_shapes("Geo", ("location",)),
-            lambda rs: [f"{r.id}|{r.location}" for r in rs]),
-    "curprev": (_official_shapes("Curprev", ("which",)),
-                lambda rs: [f"{r.id}|{r.which}" for r in rs]),
-    "present": (_official_shapes("Present", ()), lambda rs: [str(r.id) for r in rs]),
+    name: (_official_shapes(name.title().replace("-", ""), info.context_fields),
+           _key_maker(info.context_fields))
+    for name, info in TRACK_INFO.items() if not info.identification
 }
 
 

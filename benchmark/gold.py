@@ -1,10 +1,9 @@
-"""Canonical gold: the six tracks built from the official release, and their storage."""
+"""Canonical gold: the registry's tracks built from the official release, and their storage."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -12,94 +11,36 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .normalize import normalize_answer, normalize_many
+from .example import (
+    Example,
+    GoldError,
+    curprev_key,
+    example_key,
+    geo_key,
+    question_key,
+    temp_key,
+)
+from .normalize import normalize_many
 from .tracks import (
-    COMMON_LOCATIONS,
     DEFAULT_PRESENT_THRESHOLD,
-    INDIA_LOCATIONS,
     SPLITS,
-    TEMP_PARTITION_OF_DATE_TYPE,
     TRACKS,
-    US_LOCATIONS,
+    BuildOptions,
     check_split,
+    geo_partitions,
+    present_partition,
+    read_jsonl,
+    read_track,
     track_info,
 )
 
-_COMMON = frozenset(normalize_answer(loc) for loc in COMMON_LOCATIONS)
-_US = frozenset(normalize_answer(loc) for loc in US_LOCATIONS)
-_INDIA = frozenset(normalize_answer(loc) for loc in INDIA_LOCATIONS)
+__all__ = [
+    "BoolArray", "Example", "GoldError", "GoldSet", "GoldSplit", "build_gold_set",
+    "curprev_key", "example_key", "geo_key", "geo_partitions", "load_gold",
+    "present_partition", "question_key", "read_jsonl", "temp_key",
+]
 
 BoolArray = npt.NDArray[np.bool_]
-
-
-class GoldError(Exception):
-    """The release or the canonical gold is missing, altered or inconsistent."""
-
-
-@dataclass(frozen=True)
-class Example:
-    """One gold example: its stable key, the question, its context and its answers."""
-
-    key: str
-    id: int
-    question: str
-    context: dict[str, str] = field(default_factory=dict)
-    answers: tuple[str, ...] = ()
-    any_answers: tuple[str, ...] = ()
-    partitions: tuple[str, ...] = ()
-    label: bool | None = None
-    source: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """The canonical JSON form of this example."""
-        record: dict[str, Any] = {
-            "key": self.key, "id": self.id, "question": self.question,
-            "context": self.context, "partitions": list(self.partitions),
-        }
-        if self.label is None:
-            record["answers"] = list(self.answers)
-            record["any_answers"] = list(self.any_answers)
-        else:
-            record["label"] = self.label
-        if self.source is not None:
-            record["source"] = self.source
-        return record
-
-    @classmethod
-    def from_json(cls, record: Mapping[str, Any]) -> Example:
-        """Rebuild an example from its canonical JSON form."""
-        return cls(
-            key=record["key"], id=int(record["id"]), question=record["question"],
-            context=dict(record.get("context", {})),
-            answers=tuple(record.get("answers", ())),
-            any_answers=tuple(record.get("any_answers", ())),
-            partitions=tuple(record.get("partitions", ())),
-            label=record.get("label"), source=record.get("source"),
-        )
-
-    def blank(self) -> dict[str, Any]:
-        """The example as researchers receive it: key, id, question and context, no answers."""
-        return {"key": self.key, "id": self.id, "question": self.question, **self.context}
-
-
-def temp_key(nq_id: int, date: str, date_type: str) -> str:
-    """Key of a temp example: NQ id, date and date type."""
-    return f"{nq_id}|{date}|{date_type}"
-
-
-def geo_key(nq_id: int, location: str) -> str:
-    """Key of a geo example: NQ id and location, case kept."""
-    return f"{nq_id}|{location}"
-
-
-def curprev_key(nq_id: int, which: str) -> str:
-    """Key of a curprev example: NQ id and which answer (current or previous)."""
-    return f"{nq_id}|{which}"
-
-
-def question_key(nq_id: int) -> str:
-    """Key of a question-level example (identification and present tracks)."""
-    return str(nq_id)
 
 
 class GoldSplit:
@@ -124,7 +65,7 @@ class GoldSplit:
     @property
     def is_identification(self) -> bool:
         """True for the context-dependence identification tracks."""
-        return self.track.endswith("-id")
+        return track_info(self.track).identification
 
     @cached_property
     def normalized_answers(self) -> tuple[frozenset[str], ...]:
@@ -227,121 +168,10 @@ def load_gold(directory: Path) -> GoldSet:
             path = directory / f"{track}.{split}.jsonl"
             if path.is_file():
                 with path.open(encoding="utf-8") as lines:
-                    examples = [Example.from_json(json.loads(line)) for line in lines if line.strip()]
+                    examples = [Example.from_json(json.loads(line))
+                                for line in lines if line.strip()]
                 splits.append(GoldSplit(track, split, examples))
     return GoldSet(splits, json.loads(meta_path.read_text()))
-
-
-# --- building the tracks from the release's records (pure functions) -------------------------
-
-
-def build_temp(records: Iterable[Mapping[str, Any]]) -> list[Example]:
-    """Temporal SituatedQA examples from qa_data/temp records."""
-    examples = []
-    for r in records:
-        date_type = r["date_type"]
-        examples.append(Example(
-            key=temp_key(r["id"], r["date"], date_type), id=int(r["id"]), question=r["question"],
-            context={"date": r["date"], "date_type": date_type},
-            answers=tuple(r["answer"]), any_answers=tuple(r["any_answer"]),
-            partitions=(TEMP_PARTITION_OF_DATE_TYPE[date_type],),
-        ))
-    return examples
-
-
-def geo_partitions(location: str) -> tuple[str, str]:
-    """Common/rare partition and the Table 7 group of a location."""
-    normalized = normalize_answer(location)
-    if normalized not in _COMMON:
-        return ("rare", "rare")
-    if normalized in _US:
-        return ("common", "us")
-    if normalized in _INDIA:
-        return ("common", "india")
-    return ("common", "other_common")
-
-
-def build_geo(records: Iterable[Mapping[str, Any]]) -> list[Example]:
-    """Geographical SituatedQA examples from qa_data/geo records."""
-    examples = []
-    for r in records:
-        partition, group = geo_partitions(r["location"])
-        examples.append(Example(
-            key=geo_key(r["id"], r["location"]), id=int(r["id"]), question=r["question"],
-            context={"location": r["location"]},
-            answers=tuple(r["answer"]), any_answers=tuple(r["any_answer"]),
-            partitions=(partition,) if group == "rare" else (partition, group),
-        ))
-    return examples
-
-
-def build_identification(records: Iterable[Mapping[str, Any]]) -> list[Example]:
-    """Identification examples from id_data records; label = is_dependent == "yes"."""
-    examples = []
-    for r in records:
-        if r["is_dependent"] not in ("yes", "no"):
-            raise GoldError(f"id {r['id']}: is_dependent must be yes/no, got {r['is_dependent']!r}")
-        label = r["is_dependent"] == "yes"
-        examples.append(Example(
-            key=question_key(r["id"]), id=int(r["id"]), question=r["question"],
-            partitions=("dependent" if label else "independent",),
-            label=label, source=r.get("source_dataset"),
-        ))
-    return examples
-
-
-def present_partition(record: Mapping[str, Any], threshold: int) -> str | None:
-    """Stable/Updated by the data README's rule, or None when no timeline has a start."""
-    years = [
-        timeline["cur_start"]["year"]
-        for timeline in record.get("timelines") or ()
-        if timeline.get("cur_start") and timeline["cur_start"].get("year") is not None
-    ]
-    if not years:
-        return None
-    return "updated" if all(year >= threshold for year in years) else "stable"
-
-
-def build_present(
-    records: Iterable[Mapping[str, Any]], threshold: int = DEFAULT_PRESENT_THRESHOLD
-) -> list[Example]:
-    """Present-day examples from raw_data/temp records: gold = cur_answers."""
-    examples = []
-    for r in records:
-        partition = present_partition(r, threshold)
-        if partition is None:
-            continue
-        examples.append(Example(
-            key=question_key(r["id"]), id=int(r["id"]), question=r["question"],
-            answers=tuple(r["cur_answers"]),
-            any_answers=tuple(r["cur_answers"]) + tuple(r.get("prev_answers") or ()),
-            partitions=(partition,),
-        ))
-    return examples
-
-
-def build_curprev(records: Iterable[Mapping[str, Any]]) -> list[Example]:
-    """Current and previous answers of the temporally dependent raw_data/temp questions."""
-    examples = []
-    for r in records:
-        if not r.get("is_dependent"):
-            continue
-        current = tuple(r.get("cur_answers") or ())
-        previous = tuple(r.get("prev_answers") or ())
-        for which, answers in (("current", current), ("previous", previous)):
-            if answers:
-                examples.append(Example(
-                    key=curprev_key(r["id"], which), id=int(r["id"]), question=r["question"],
-                    context={"which": which}, answers=answers,
-                    any_answers=current + previous, partitions=(which,),
-                ))
-    return examples
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Read a JSON Lines file of the release."""
-    with path.open(encoding="utf-8") as lines:
-        return [json.loads(line) for line in lines if line.strip()]
 
 
 def build_gold_set(
@@ -350,20 +180,9 @@ def build_gold_set(
     present_threshold: int = DEFAULT_PRESENT_THRESHOLD,
     meta: Mapping[str, Any] | None = None,
 ) -> GoldSet:
-    """Build all six tracks from a release folder (qa_data, id_data, raw_data)."""
-    splits: list[GoldSplit] = []
-    for split in SPLITS:
-        qa = release_dir / "qa_data"
-        ident = release_dir / "id_data"
-        raw_temp = read_jsonl(release_dir / "raw_data" / f"temp.{split}.jsonl")
-        splits += [
-            GoldSplit("temp", split, build_temp(read_jsonl(qa / f"temp.{split}.jsonl"))),
-            GoldSplit("geo", split, build_geo(read_jsonl(qa / f"geo.{split}.jsonl"))),
-            GoldSplit("temp-id", split,
-                      build_identification(read_jsonl(ident / f"temp.{split}.jsonl"))),
-            GoldSplit("geo-id", split,
-                      build_identification(read_jsonl(ident / f"geo.{split}.jsonl"))),
-            GoldSplit("present", split, build_present(raw_temp, present_threshold)),
-            GoldSplit("curprev", split, build_curprev(raw_temp)),
-        ]
+    """Build every track of the registry from a release folder (each file read once)."""
+    options = BuildOptions(present_threshold=present_threshold)
+    cache: dict[Path, list[tuple[int, dict[str, Any]]]] = {}
+    splits = [GoldSplit(track, split, read_track(release_dir, track, split, options, cache=cache))
+              for split in SPLITS for track in TRACKS]
     return GoldSet(splits, {**(meta or {}), "present_threshold": present_threshold})

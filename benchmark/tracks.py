@@ -1,15 +1,24 @@
-"""The benchmark's tracks, splits, metric names and partition rules, declared once."""
+"""The benchmark's tracks, declared once: the registry every other module reads.
+
+A track's declaration (TrackInfo) holds its key fields, partitions and their rule, metrics,
+primary metric, labels and the reader that turns records of the release into gold
+examples. Formats, gold import, gold versions, the baselines and the server read it, so a
+new track is one declaration here (plus its tests).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Final
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from .example import Example, GoldError, example_key
+from .normalize import normalize_answer
 
 SPLITS: Final = ("train", "dev", "test")
 
-QA_TRACKS: Final = ("temp", "geo", "present", "curprev")
-ID_TRACKS: Final = ("temp-id", "geo-id")
-TRACKS: Final = ("temp", "geo", "temp-id", "geo-id", "present", "curprev")
 
 #: The official 28 common locations, compared after answer normalization.
 COMMON_LOCATIONS: Final = (
@@ -24,19 +33,208 @@ US_LOCATIONS: Final = ("united states",)
 INDIA_LOCATIONS: Final = ("india",)
 
 DEFAULT_PRESENT_THRESHOLD: Final = 2019
+#: The split whose gold never leaves the server (no page, export, error or log line shows it).
+HIDDEN_SPLIT: Final = "test"
+
+TEMP_PARTITION_OF_DATE_TYPE: Final = {
+    "orig": "static",
+    "sampled_year": "sampled",
+    "sampled_date": "sampled",
+    "start": "start",
+}
+CURPREV_WHICH: Final = ("current", "previous")
+
+_COMMON = frozenset(normalize_answer(loc) for loc in COMMON_LOCATIONS)
+_US = frozenset(normalize_answer(loc) for loc in US_LOCATIONS)
+_INDIA = frozenset(normalize_answer(loc) for loc in INDIA_LOCATIONS)
+
+
+@dataclass(frozen=True)
+class ReleaseFile:
+    """The release file a track is read from: FOLDER/STEM.SPLIT.jsonl."""
+
+    folder: str
+    stem: str
+
+    def path(self, release_dir: Path, split: str) -> Path:
+        """The file of one split under a release folder."""
+        return release_dir / self.folder / f"{self.stem}.{split}.jsonl"
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """Choices of the gold import that are not in the release itself."""
+
+    present_threshold: int = DEFAULT_PRESENT_THRESHOLD
+
+
+#: Turns one record of the release into the track's examples (none, one or several).
+Reader = Callable[["TrackInfo", Mapping[str, Any], BuildOptions], Iterator[Example]]
+#: The partitions of an example from its context and label; ValueError names a bad value.
+PartitionRule = Callable[[Mapping[str, str], "bool | None"], tuple[str, ...]]
 
 
 @dataclass(frozen=True)
 class TrackInfo:
-    """What a track is, which metrics it reports, and which one ranks it."""
+    """What a track is: its keys, partitions, metrics, primary metric and release reader."""
 
     name: str
     title: str
     metrics: tuple[str, ...]
     primary: str
+    #: The context fields of an example, in key order (the key is id|field|field...).
     context_fields: tuple[str, ...]
     description: str
+    #: True for the context-dependence identification tracks (a label, not an answer).
+    identification: bool
+    #: Every partition name an example of the track may carry.
+    partitions: tuple[str, ...]
+    release: ReleaseFile
+    read: Reader
+    #: Derives an example's partitions; None when each example names its own.
+    partition_rule: PartitionRule | None = None
+    #: Context fields whose values form a closed set.
+    context_values: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
+    @property
+    def lenient_metrics(self) -> tuple[str, ...]:
+        """Secondary metrics not in the paper (QA tracks): em_equiv and token f1 on EM's
+        partitions (em_static -> em_equiv_static, f1_static); they never rank a board."""
+        if self.identification:
+            return ()
+        suffixes = [name.removeprefix("em") for name in self.metrics]
+        return (*(f"em_equiv{s}" for s in suffixes), *(f"f1{s}" for s in suffixes))
+
+    def key(self, nq_id: int, context: Mapping[str, str]) -> str:
+        """The key of the example with this NQ id and context."""
+        return example_key(nq_id, (context[name] for name in self.context_fields))
+
+    def partitions_of(self, context: Mapping[str, str], label: bool | None = None,
+                      given: Sequence[str] | None = None) -> tuple[str, ...]:
+        """An example's partitions (derived, or the one given); ValueError says why not."""
+        if self.partition_rule is not None:
+            return self.partition_rule(context, label)
+        if given is None or len(given) != 1 or given[0] not in self.partitions:
+            raise ValueError(
+                f"'partitions' must be one of {list(self.partitions)} on track {self.name!r}")
+        return tuple(given)
+
+
+# --- partition rules ------------------------------------------------------------------------
+
+
+def temp_partitions(context: Mapping[str, str], label: bool | None = None) -> tuple[str, ...]:
+    """Static / sampled / start, from the date type (paper Table 5)."""
+    date_type = context["date_type"]
+    if date_type not in TEMP_PARTITION_OF_DATE_TYPE:
+        raise ValueError(f"unknown date_type {date_type!r}")
+    return (TEMP_PARTITION_OF_DATE_TYPE[date_type],)
+
+
+def geo_partitions(location: str) -> tuple[str, str]:
+    """Common/rare partition and the Table 7 group of a location."""
+    normalized = normalize_answer(location)
+    if normalized not in _COMMON:
+        return ("rare", "rare")
+    if normalized in _US:
+        return ("common", "us")
+    if normalized in _INDIA:
+        return ("common", "india")
+    return ("common", "other_common")
+
+
+def geo_location_partitions(context: Mapping[str, str],
+                            label: bool | None = None) -> tuple[str, ...]:
+    """Common or rare, and for a common location its Table 7 group."""
+    partition, group = geo_partitions(context["location"])
+    return (partition,) if group == "rare" else (partition, group)
+
+
+def curprev_partitions(context: Mapping[str, str],
+                       label: bool | None = None) -> tuple[str, ...]:
+    """Current or previous, as the example asks."""
+    which = context["which"]
+    if which not in CURPREV_WHICH:
+        raise ValueError("'which' must be current/previous")
+    return (which,)
+
+
+def dependence_partitions(context: Mapping[str, str],
+                          label: bool | None = None) -> tuple[str, ...]:
+    """Dependent or independent, from the label."""
+    return ("dependent" if label else "independent",)
+
+
+def present_partition(record: Mapping[str, Any], threshold: int) -> str | None:
+    """Stable/Updated by the data README's rule, or None when no timeline has a start."""
+    years = [
+        timeline["cur_start"]["year"]
+        for timeline in record.get("timelines") or ()
+        if timeline.get("cur_start") and timeline["cur_start"].get("year") is not None
+    ]
+    if not years:
+        return None
+    return "updated" if all(year >= threshold for year in years) else "stable"
+
+
+# --- readers of the release's records -------------------------------------------------------
+
+
+def read_situated(info: TrackInfo, r: Mapping[str, Any],
+                  options: BuildOptions) -> Iterator[Example]:
+    """A qa_data record (temp, geo): one example in its context, with its answers."""
+    context = {name: r[name] for name in info.context_fields}
+    yield Example(
+        key=info.key(r["id"], context), id=int(r["id"]), question=r["question"],
+        context=context, answers=tuple(r["answer"]), any_answers=tuple(r["any_answer"]),
+        partitions=info.partitions_of(context),
+    )
+
+
+def read_identification(info: TrackInfo, r: Mapping[str, Any],
+                        options: BuildOptions) -> Iterator[Example]:
+    """An id_data record: label = is_dependent == "yes"."""
+    if r["is_dependent"] not in ("yes", "no"):
+        raise GoldError(f"id {r['id']}: is_dependent must be yes/no, got {r['is_dependent']!r}")
+    label = r["is_dependent"] == "yes"
+    yield Example(
+        key=info.key(r["id"], {}), id=int(r["id"]), question=r["question"],
+        partitions=info.partitions_of({}, label), label=label, source=r.get("source_dataset"),
+    )
+
+
+def read_present(info: TrackInfo, r: Mapping[str, Any],
+                 options: BuildOptions) -> Iterator[Example]:
+    """A raw_data/temp record with a dated timeline: gold = cur_answers."""
+    partition = present_partition(r, options.present_threshold)
+    if partition is not None:
+        yield Example(
+            key=info.key(r["id"], {}), id=int(r["id"]), question=r["question"],
+            answers=tuple(r["cur_answers"]),
+            any_answers=tuple(r["cur_answers"]) + tuple(r.get("prev_answers") or ()),
+            partitions=info.partitions_of({}, None, (partition,)),
+        )
+
+
+def read_curprev(info: TrackInfo, r: Mapping[str, Any],
+                 options: BuildOptions) -> Iterator[Example]:
+    """A temporally dependent raw_data/temp record: its current and previous answers."""
+    if not r.get("is_dependent"):
+        return
+    current = tuple(r.get("cur_answers") or ())
+    previous = tuple(r.get("prev_answers") or ())
+    for which, answers in zip(CURPREV_WHICH, (current, previous), strict=True):
+        if answers:
+            context = {"which": which}
+            yield Example(
+                key=info.key(r["id"], context), id=int(r["id"]), question=r["question"],
+                context=context, answers=answers, any_answers=current + previous,
+                partitions=info.partitions_of(context),
+            )
+
+
+_ID_METRICS: Final = ("accuracy", "precision", "recall", "f1")
+_DEPENDENCE: Final = ("dependent", "independent")
 
 TRACK_INFO: Final[dict[str, TrackInfo]] = {
     "temp": TrackInfo(
@@ -44,34 +242,105 @@ TRACK_INFO: Final[dict[str, TrackInfo]] = {
         ("em", "em_static", "em_sampled", "em_start", "em_any"), "em",
         ("date", "date_type"),
         "Answer the question as of the given date (paper Tables 5 and 6).",
+        identification=False, partitions=("static", "sampled", "start"),
+        release=ReleaseFile("qa_data", "temp"), read=read_situated,
+        partition_rule=temp_partitions,
     ),
     "geo": TrackInfo(
         "geo", "Geographical SituatedQA",
         ("em", "em_common", "em_rare", "em_any", "em_us", "em_india", "em_other_common"), "em",
         ("location",),
         "Answer the question for the given location (paper Tables 5, 6 and 7).",
+        identification=False, partitions=("common", "rare", "us", "india", "other_common"),
+        release=ReleaseFile("qa_data", "geo"), read=read_situated,
+        partition_rule=geo_location_partitions,
     ),
     "temp-id": TrackInfo(
         "temp-id", "Temporal dependence identification",
-        ("accuracy", "precision", "recall", "f1"), "f1", (),
+        _ID_METRICS, "f1", (),
         "Is the answer to this question time-dependent? (paper Table 4).",
+        identification=True, partitions=_DEPENDENCE,
+        release=ReleaseFile("id_data", "temp"), read=read_identification,
+        partition_rule=dependence_partitions,
     ),
     "geo-id": TrackInfo(
         "geo-id", "Geographical dependence identification",
-        ("accuracy", "precision", "recall", "f1"), "f1", (),
+        _ID_METRICS, "f1", (),
         "Is the answer to this question location-dependent? (paper Table 4).",
+        identification=True, partitions=_DEPENDENCE,
+        release=ReleaseFile("id_data", "geo"), read=read_identification,
+        partition_rule=dependence_partitions,
     ),
     "present": TrackInfo(
         "present", "Present-day answers",
         ("em", "em_stable", "em_updated"), "em", (),
         "Answer as of the data collection (Feb 2021), split Stable / Updated (paper Table 9).",
+        identification=False, partitions=("stable", "updated"),
+        release=ReleaseFile("raw_data", "temp"), read=read_present,
     ),
     "curprev": TrackInfo(
         "curprev", "Current and previous answers",
         ("em", "em_current", "em_previous"), "em", ("which",),
         "Give the current or the previous answer of a changing fact (paper Table 8).",
+        identification=False, partitions=CURPREV_WHICH,
+        release=ReleaseFile("raw_data", "temp"), read=read_curprev,
+        partition_rule=curprev_partitions, context_values={"which": CURPREV_WHICH},
     ),
 }
+QA_TRACKS: Final = tuple(t for t, info in TRACK_INFO.items() if not info.identification)
+ID_TRACKS: Final = tuple(t for t, info in TRACK_INFO.items() if info.identification)
+TRACKS: Final = tuple(TRACK_INFO)
+
+
+def numbered_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line, record) of every JSON object of a release file; GoldError names a bad line."""
+    if not path.is_file():
+        raise GoldError(f"{path}: release file not found")
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as exc:
+                raise GoldError(f"{path}:{number}: invalid JSON ({exc})") from None
+            if not isinstance(record, dict):
+                raise GoldError(f"{path}:{number}: expected a JSON object")
+            yield number, record
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Read a JSON Lines file of the release."""
+    return [record for _, record in numbered_records(path)]
+
+
+def read_track(
+    release_dir: Path, track: str, split: str, options: BuildOptions | None = None,
+    *, cache: dict[Path, list[tuple[int, dict[str, Any]]]] | None = None,
+) -> list[Example]:
+    """A track's examples of one split, read from a release folder.
+
+    `cache` keeps the records of each file read, for tracks that share one (present and
+    curprev both read raw_data/temp). GoldError names the file, line and missing field.
+    """
+    info = track_info(track)
+    path = info.release.path(release_dir, check_split(split))
+    if cache is None:
+        records = list(numbered_records(path))
+    else:
+        if path not in cache:
+            cache[path] = list(numbered_records(path))
+        records = cache[path]
+    examples: list[Example] = []
+    for line, record in records:
+        try:
+            examples.extend(info.read(info, record, options or BuildOptions()))
+        except KeyError as exc:
+            raise GoldError(f"{path}:{line}: record has no field {exc}") from None
+        except (TypeError, ValueError, GoldError) as exc:
+            raise GoldError(f"{path}:{line}: {exc}") from None
+    return examples
+
 
 #: Human-readable labels for every metric name used anywhere.
 METRIC_LABELS: Final[dict[str, str]] = {
@@ -95,13 +364,14 @@ METRIC_LABELS: Final[dict[str, str]] = {
     "f1": "F1",
     "auc": "ROC AUC",
 }
-
-TEMP_PARTITION_OF_DATE_TYPE: Final = {
-    "orig": "static",
-    "sampled_year": "sampled",
-    "sampled_date": "sampled",
-    "start": "start",
-}
+# The lenient metrics' labels: "EM equiv" and "Token F1", with EM's partition label.
+for _info in TRACK_INFO.values():
+    for _name in _info.lenient_metrics:
+        _family, _suffix = ("em_equiv", _name[8:]) if _name.startswith("em_equiv") else (
+            "f1", _name[2:])
+        _base = "EM equiv" if _family == "em_equiv" else "Token F1"
+        METRIC_LABELS.setdefault(_name, f"{_base} {METRIC_LABELS['em' + _suffix]}".replace(
+            f"{_base} EM", _base))
 
 
 class UnknownTrackError(ValueError):

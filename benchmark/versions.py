@@ -23,24 +23,13 @@ from typing import Any, Final
 import numpy as np
 
 from .formats import Predictions, Problem, ValidationError, loads_strict
-from .gold import (
-    Example,
-    GoldSet,
-    GoldSplit,
-    curprev_key,
-    geo_key,
-    geo_partitions,
-    question_key,
-    temp_key,
-)
-from .tracks import ID_TRACKS, SPLITS, TEMP_PARTITION_OF_DATE_TYPE, TRACK_INFO
+from .gold import Example, GoldSet, GoldSplit
+from .tracks import SPLITS, TRACK_INFO
 
 ACTIONS: Final = ("update", "add", "retire")
 RECORD_FIELDS: Final = frozenset({
     "track", "split", "key", "action", "answer", "any_answer", "reason",
     "id", "question", "context", "partitions", "source"})
-#: Partitions an added example may name where they cannot be derived from its context.
-FREE_PARTITIONS: Final = {"present": ("stable", "updated")}
 MAX_PROBLEMS: Final = 100
 
 
@@ -124,44 +113,20 @@ def _strings(value: Any) -> tuple[str, ...] | None:
     return tuple(items)
 
 
-def derived_key(track: str, nq_id: int, context: Mapping[str, str]) -> str:
-    """The key the benchmark gives an example of a track from its id and context."""
-    if track == "temp":
-        return temp_key(nq_id, context["date"], context["date_type"])
-    if track == "geo":
-        return geo_key(nq_id, context["location"])
-    if track == "curprev":
-        return curprev_key(nq_id, context["which"])
-    return question_key(nq_id)
-
-
 def derived_partitions(track: str, context: Mapping[str, str], label: bool | None,
                        given: tuple[str, ...] | None) -> tuple[str, ...] | str:
     """The partitions of a new example, or a message saying why they cannot be set."""
-    if track == "temp":
-        date_type = context["date_type"]
-        if date_type not in TEMP_PARTITION_OF_DATE_TYPE:
-            return f"unknown date_type {date_type!r}"
-        return (TEMP_PARTITION_OF_DATE_TYPE[date_type],)
-    if track == "geo":
-        partition, group = geo_partitions(context["location"])
-        return (partition,) if group == "rare" else (partition, group)
-    if track == "curprev":
-        which = context["which"]
-        return (which,) if which in ("current", "previous") else "'which' must be current/previous"
-    if track in ID_TRACKS:
-        return ("dependent" if label else "independent",)
-    allowed = FREE_PARTITIONS[track]
-    if given is None or len(given) != 1 or given[0] not in allowed:
-        return f"'partitions' must be one of {list(allowed)} on track {track!r}"
-    return given
+    try:
+        return TRACK_INFO[track].partitions_of(context, label, given)
+    except ValueError as exc:
+        return str(exc)
 
 
 def _answer_fields(record: Mapping[str, Any], track: str, required: bool,
                    reader: _Reader, line: int, key: str) -> dict[str, Any] | None:
     """answers/any_answers (or label) of a record, None after naming a problem."""
     has_answer, has_any = "answer" in record, "any_answer" in record
-    if track in ID_TRACKS:
+    if TRACK_INFO[track].identification:
         if has_any:
             reader.add("identification tracks take a label in 'answer', not 'any_answer'",
                        line, key)
@@ -206,9 +171,9 @@ def _new_example(record: Mapping[str, Any], track: str, key: str, values: Mappin
     except (TypeError, ValueError):
         reader.add("'id' must be an integer (or the key must start with one)", line, key)
         return None
-    if derived_key(track, nq_id, context) != key:
-        reader.add(f"key must be {derived_key(track, nq_id, context)!r} for this id and context",
-                   line, key)
+    expected_key = TRACK_INFO[track].key(nq_id, context)
+    if expected_key != key:
+        reader.add(f"key must be {expected_key!r} for this id and context", line, key)
         return None
     given = _strings(record["partitions"]) if "partitions" in record else None
     partitions = derived_partitions(track, context, values.get("label"), given)
@@ -219,7 +184,7 @@ def _new_example(record: Mapping[str, Any], track: str, key: str, values: Mappin
     return Example(key=key, id=nq_id, question=question, context=dict(context),
                    answers=answers, any_answers=values.get("any_answers", answers),
                    partitions=partitions, label=values.get("label"),
-                   source=record.get("source") if track in ID_TRACKS else None)
+                   source=record.get("source") if TRACK_INFO[track].identification else None)
 
 
 def _read_one(record: Any, line: int, parent: GoldSet, reader: _Reader) -> UpdateRecord | None:
