@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 import click
 
+from .equivalence import LENIENT_RULES, lenient_family
 from .formats import DEFAULT_MAX_BYTES, ValidationError, parse_predictions, wrong_split_hint
 from .gold import GoldError, GoldSet, load_gold
 from .metrics import DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -144,17 +145,31 @@ def _load_predictions(path: Path, gold_set: GoldSet, gold: Any, max_bytes: int) 
 
 
 def format_table(result: ScoreResult) -> str:
-    """A readable table of metrics, CIs and counts (values rounded for display only)."""
+    """A readable table of metrics, CIs and counts (values rounded for display only).
+
+    The lenient metrics (not in the paper) follow under their own heading, with the rule
+    of each family.
+    """
     lines = [f"{result.track} / {result.split}: {result.n} examples", ""]
-    lines.append(f"{'metric':<24}{'value':>8}   {'95% CI':<17}{'n':>6}")
-    for name, value in result.metrics.items():
-        label = METRIC_LABELS.get(name, name)
-        shown = "n/a" if value is None else f"{value:.2f}"
-        ci = result.ci.get(name)
-        interval = f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
-        lines.append(f"{label + ' (' + name + ')':<24}{shown:>8}   {interval:<17}"
-                     f"{result.counts.get(name, 0):>6}")
+    header = f"{'metric':<44}{'value':>8}   {'95% CI':<17}{'n':>6}"
+    paper = [name for name in result.metrics if lenient_family(name) is None]
+    lenient = [name for name in result.metrics if lenient_family(name) is not None]
+    lines += [header, *(_table_row(result, name) for name in paper)]
+    if lenient:
+        lines += ["", "Not in the paper (lenient answer equivalence; never ranks):"]
+        lines += [f"  {family}: {rule}" for family, rule in LENIENT_RULES.items()]
+        lines += ["", header, *(_table_row(result, name) for name in lenient)]
     return "\n".join(lines)
+
+
+def _table_row(result: ScoreResult, name: str) -> str:
+    label = METRIC_LABELS.get(name, name)
+    value = result.metrics[name]
+    shown = "n/a" if value is None else f"{value:.2f}"
+    ci = result.ci.get(name)
+    interval = f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
+    return (f"{label + ' (' + name + ')':<44}{shown:>8}   {interval:<17}"
+            f"{result.counts.get(name, 0):>6}")
 
 
 @main.command("score")
@@ -169,13 +184,18 @@ def format_table(result: ScoreResult) -> str:
               help="Bootstrap seed.")
 @click.option("--max-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_BYTES,
               show_default=True, help="Largest accepted (decompressed) file size.")
+@click.option("--paper-only", is_flag=True,
+              help="Only the paper's metrics: no em_equiv or token F1 (QA tracks).")
 def score_command(track: str, split: str, file: Path, data: Path | None, as_json: bool,
-                  resamples: int, seed: int, max_bytes: int) -> None:
-    """Validate FILE and print every metric of the track with its 95% CI."""
+                  resamples: int, seed: int, max_bytes: int, paper_only: bool) -> None:
+    """Validate FILE and print every metric of the track with its 95% CI.
+
+    QA tracks also get em_equiv and token F1 (not in the paper; see the metric card).
+    """
     gold_set = open_gold(data)
     gold = _split(gold_set, track, split)
     predictions = _load_predictions(file, gold_set, gold, max_bytes)
-    result = score(gold, predictions, resamples=resamples, seed=seed)
+    result = score(gold, predictions, resamples=resamples, seed=seed, lenient=not paper_only)
     click.echo(json.dumps(result.to_json(), indent=2) if as_json else format_table(result))
 
 
@@ -192,14 +212,18 @@ def score_command(track: str, split: str, file: Path, data: Path | None, as_json
               help="Bootstrap seed.")
 def compare_command(track: str, split: str, file_a: Path, file_b: Path, data: Path | None,
                     as_json: bool, resamples: int, seed: int) -> None:
-    """Paired comparison A - B on the same examples: difference, 95% CI, p-value."""
+    """Paired comparison A - B on the same examples: difference, 95% CI, p-value.
+
+    QA tracks also compare em_equiv (not in the paper); token F1 is not compared.
+    """
     gold_set = open_gold(data)
     gold = _split(gold_set, track, split)
     result_a = score(gold, _load_predictions(file_a, gold_set, gold, DEFAULT_MAX_BYTES),
                      resamples=0)
     result_b = score(gold, _load_predictions(file_b, gold_set, gold, DEFAULT_MAX_BYTES),
                      resamples=0)
-    diffs = compare(gold, result_a.outcomes, result_b.outcomes, resamples=resamples, seed=seed)
+    diffs = compare(gold, result_a.outcomes, result_b.outcomes, resamples=resamples, seed=seed,
+                    lenient=True)
     if as_json:
         click.echo(json.dumps({
             name: {"difference": d.difference, "ci": list(d.ci) if d.ci else None,

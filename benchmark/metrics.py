@@ -267,3 +267,71 @@ def paired_difference(
         np.abs(deviations) >= abs(observed) - 1e-12)
     p_value = float((1 + int(extreme.sum())) / (resamples + 1))
     return PairedDifference(observed, percentile_interval(draws), min(p_value, 1.0), n)
+
+
+# --- the lenient metrics' CIs (not in the paper; see equivalence.py) -----------------------
+
+
+def fast_interval(values: FloatArray) -> tuple[float, float]:
+    """percentile_interval's value from two partial sorts (np.percentile's linear method).
+
+    Equal to percentile_interval up to rounding in the last place; about six times faster.
+    """
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return (float("nan"), float("nan"))
+    tail = (1 - CONFIDENCE) / 2
+    positions = np.array([tail, 1 - tail]) * (finite.size - 1)
+    below = np.floor(positions).astype(np.int64)
+    above = np.minimum(below + 1, finite.size - 1)
+    ordered = np.partition(finite, np.unique(np.concatenate((below, above))))
+    weight = positions - below
+    low, high = ordered[below] + weight * (ordered[above] - ordered[below])
+    return (float(low), float(high))
+
+
+def binary_metric(correct: BoolArray, *, name: str, seed: int, resamples: int) -> MetricValue:
+    """Percent correct with its bootstrap CI, drawn as one binomial per resample.
+
+    Resampling n examples with replacement draws the number correct from Binomial(n, k/n):
+    the same distribution as the EM metrics' two-category multinomial, at a third of the
+    cost. Its own stream (seed, name), so adding metrics changes no other CI.
+    """
+    n = int(correct.size)
+    if n == 0:
+        return MetricValue(None, None, 0)
+    k = int(np.count_nonzero(correct))
+    value = 100.0 * k / n
+    if resamples <= 0:
+        return MetricValue(value, None, n)
+    draws = rng_for(seed, name).binomial(n, k / n, size=resamples)
+    return MetricValue(value, fast_interval(100.0 * draws / n), n)
+
+
+def mean_metric(scores: FloatArray, *, name: str, seed: int, resamples: int) -> MetricValue:
+    """The mean of per-example scores in [0, 1], in percent, with a bootstrap CI.
+
+    A resample of n examples is drawn as how many score 0, how many lie between and how
+    many score 1 (a three-category multinomial: exact), plus the sum of the between ones,
+    drawn from the normal law of a sum of that many draws from the observed between scores
+    (their mean and variance; the central limit theorem, and these examples are a minority
+    whose spread adds little to the total). A few draws per resample instead of one per
+    distinct score value.
+    """
+    n = int(scores.size)
+    if n == 0:
+        return MetricValue(None, None, 0)
+    value = 100.0 * float(scores.mean())
+    if resamples <= 0:
+        return MetricValue(value, None, n)
+    between = scores[(scores > 0) & (scores < 1)]
+    counts = np.array([np.count_nonzero(scores <= 0), between.size,
+                       np.count_nonzero(scores >= 1)], dtype=np.float64)
+    rng = rng_for(seed, name)
+    draws = rng.multinomial(n, counts / n, size=resamples)
+    totals = draws[:, 2].astype(np.float64)
+    if between.size:
+        partial = draws[:, 1].astype(np.float64)
+        sums = rng.normal(partial * float(between.mean()), np.sqrt(partial) * float(between.std()))
+        totals += np.clip(sums, 0.0, partial)
+    return MetricValue(value, fast_interval(100.0 * totals / n), n)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -16,8 +16,8 @@ from .metrics import (
     DEFAULT_SEED,
     ID_STATISTICS,
     BoolArray,
-    FloatArray,
     CountStatistic,
+    FloatArray,
     IntArray,
     MetricValue,
     PairedDifference,
@@ -31,6 +31,9 @@ from .metrics import (
     paired_difference,
 )
 from .tracks import track_info
+
+#: Per-example values of one kind (codes, booleans, F1 scores).
+Values = TypeVar("Values", bound=np.ndarray[Any, Any])
 
 CORRECT = 1
 CORRECT_ANY = 2
@@ -96,26 +99,25 @@ def _metric_specs(
     info = track_info(gold.track)
     correct, correct_any = outcomes & CORRECT, (outcomes & CORRECT_ANY) >> 1
     for name in info.metrics:
-        yield name, *_partition_of(gold, name, correct, correct_any), 2, accuracy_from_binary
+        yield name, _partition_of(gold, name, correct, correct_any), 2, accuracy_from_binary
     if with_equiv and outcomes.size and bool(np.all(outcomes & LENIENT_SCORED)):
         equiv = (outcomes & CORRECT_EQUIV) >> 2
         equiv_any = (outcomes & CORRECT_EQUIV_ANY) >> 3
         for name in info.lenient_metrics:
             if lenient_family(name) == "em_equiv":
-                yield (name, *_partition_of(gold, name, equiv, equiv_any), 2,
+                yield (name, _partition_of(gold, name, equiv, equiv_any), 2,
                        accuracy_from_binary)
 
 
-def _partition_of(gold: GoldSplit, name: str, values: IntArray, values_any: IntArray
-                  ) -> tuple[IntArray]:
+def _partition_of(gold: GoldSplit, name: str, values: Values, values_any: Values) -> Values:
     """The per-example values a metric averages: its partition's, or the any_answer ones."""
     suffix = name.removeprefix(lenient_family(name) or "em").removeprefix("_")
     if suffix == "":
-        return (values,)
+        return values
     if suffix == "any":
-        return (values_any,)
+        return values_any
     mask = gold.partition_masks.get(suffix, np.zeros(len(gold), dtype=np.bool_))
-    return (values[mask],)
+    return cast(Values, values[mask])
 
 
 def outcome_codes(gold: GoldSplit, predictions: Predictions) -> IntArray:
@@ -173,14 +175,14 @@ def _lenient_values(gold: GoldSplit, outcomes: IntArray, f1: FloatArray, f1_any:
     for name in track_info(gold.track).lenient_metrics:
         family = lenient_family(name) or ""
         em_name = "em" + name.removeprefix(family)
-        (em_part,) = _partition_of(gold, em_name, correct, correct_any)
+        em_part = _partition_of(gold, em_name, correct, correct_any)
         if family == "em_equiv":
-            (part,) = _partition_of(gold, name, equiv, equiv_any)
+            part = _partition_of(gold, name, equiv, equiv_any)
             same = np.array_equal(part, em_part > 0)
             values[name] = paper[em_name] if same else binary_metric(
                 part, name=name, seed=seed, resamples=resamples)
         else:
-            (scores,) = _partition_of(gold, name, f1, f1_any)
+            scores = _partition_of(gold, name, f1, f1_any)
             same = np.array_equal(scores, em_part.astype(np.float64))
             values[name] = paper[em_name] if same else mean_metric(
                 scores, name=name, seed=seed, resamples=resamples)
@@ -253,7 +255,8 @@ def compare(
     }
 
 
-def per_example(gold: GoldSplit, predictions: Predictions, result: ScoreResult) -> list[dict[str, Any]]:
+def per_example(gold: GoldSplit, predictions: Predictions,
+                result: ScoreResult) -> list[dict[str, Any]]:
     """One row per example with gold, prediction and correctness: for non-hidden splits only."""
     rows = []
     for position, example in enumerate(gold.examples):

@@ -44,9 +44,10 @@ def parse(data: bytes, gold: GoldSplit, **kwargs: Any) -> Predictions:
     return parse_predictions(data, gold, filename="preds.jsonl", **kwargs)
 
 
-def score_bytes(data: bytes, gold: GoldSplit, resamples: int = 0) -> ScoreResult:
-    """Parse and score a file (no CIs unless asked)."""
-    return score(gold, parse(data, gold), resamples=resamples)
+def score_bytes(data: bytes, gold: GoldSplit, resamples: int = 0,
+                lenient: bool = False) -> ScoreResult:
+    """Parse and score a file (no CIs unless asked; the paper's metrics unless lenient)."""
+    return score(gold, parse(data, gold), resamples=resamples, lenient=lenient)
 
 
 # --- tiny gold splits, built directly from Example objects ----------------------------------

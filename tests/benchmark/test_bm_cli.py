@@ -57,11 +57,14 @@ def test_score_json_shape(cli: CliRunner, release_gold: GoldSet, tmp_path: Path)
     payload = json.loads(result.stdout)
     assert set(payload) == {"track", "split", "n", "metrics", "ci", "counts"}
     assert (payload["track"], payload["split"], payload["n"]) == ("temp", "test", 2795)
-    assert list(payload["metrics"]) == ["em", "em_static", "em_sampled", "em_start", "em_any"]
+    paper = ["em", "em_static", "em_sampled", "em_start", "em_any"]
+    assert list(payload["metrics"]) == paper + [
+        f"{family}{name[2:]}" for family in ("em_equiv", "f1") for name in paper]
     assert all(v == 100.0 for v in payload["metrics"].values())
     assert payload["ci"]["em"] == [100.0, 100.0]
-    assert payload["counts"] == {"em": 2795, "em_static": 400, "em_sampled": 1482,
-                                 "em_start": 913, "em_any": 2795}
+    sizes = {"em": 2795, "em_static": 400, "em_sampled": 1482, "em_start": 913, "em_any": 2795}
+    assert payload["counts"] == sizes | {f"{family}{name[2:]}": size for family in (
+        "em_equiv", "f1") for name, size in sizes.items()}
 
 
 def test_score_json_full_precision(cli: CliRunner, release_gold: GoldSet,
@@ -98,8 +101,9 @@ def test_compare(cli: CliRunner, release_gold: GoldSet, tmp_path: Path) -> None:
                                str(bad), "--json", "--resamples", "200"])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
-    assert set(payload) == {"em", "em_current", "em_previous"}
-    assert payload["em"]["difference"] == 100.0
+    assert set(payload) == {"em", "em_current", "em_previous", "em_equiv", "em_equiv_current",
+                            "em_equiv_previous"}  # token F1 is not in the outcome codes
+    assert payload["em"]["difference"] == 100.0 == payload["em_equiv"]["difference"]
     assert payload["em"]["p_value"] < 0.01
     table = cli.invoke(main, ["compare", "--track", "curprev", "--split", "test", str(good),
                               str(bad)])

@@ -181,7 +181,8 @@ def test_compare_on_a_split(release_gold: GoldSet) -> None:
     bad = score(gold, parse(json.dumps({e.key: "no idea" for e in gold}).encode(), gold),
                 resamples=0)
     diffs = compare(gold, good.outcomes, bad.outcomes, resamples=500)
-    assert list(diffs) == list(good.metrics)
+    assert list(diffs) == [name for name in good.metrics if name[:2] == "em" and
+                           not name.startswith("em_equiv")]  # the paper's metrics
     for name, d in diffs.items():
         assert d.difference == pytest.approx(good.metrics[name] - bad.metrics[name]), name  # type: ignore[operator]
         assert d.p_value is not None and d.p_value < 0.01, name

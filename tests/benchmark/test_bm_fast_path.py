@@ -197,7 +197,7 @@ def test_metrics_equal_the_plain_reference(case: tuple[GoldSplit, str, bytes, li
     parsed = parse_predictions(data, gold)
     assert list(parsed.answers or ()) == predictions
     assert reference_read(data, fmt) == {e.key: p for e, p in zip(gold, predictions, strict=True)}
-    result = score(gold, parsed, resamples=0)
+    result = score(gold, parsed, resamples=0, lenient=False)
     assert result.metrics == reference_metrics(gold, reference_read(data, fmt))
 
 

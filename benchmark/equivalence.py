@@ -1,0 +1,397 @@
+"""Answer-equivalence metrics beside the paper's EM: token F1 and date- and number-aware EM.
+
+Neither is in the paper; both are secondary columns and never rank a board.
+
+* **Token F1** (SQuAD): the normalized prediction and a normalized gold answer as bags of
+  white-space tokens; F1 of their overlap, the best over the gold answers. Two empty bags
+  score 1 (SQuAD 2.0's rule), so F1 is 1 wherever EM holds.
+* **em_equiv**: EM, or the prediction and a gold answer name the same date at the gold's
+  granularity, the same year range, or the same number with the same words around it. The
+  answer as a whole must be the date, range or number: nothing is searched inside longer
+  text. Every rule only adds matches to EM, so em_equiv >= em on every file.
+
+The rules are a small grammar of our own (regular expressions over the raw answer text). It
+was chosen over dateparser and dateutil on every gold answer of the release:
+docs/answer-equivalence.md has the measurements. Each answer becomes a set of *match keys*;
+a prediction matches when its keys meet the gold's. A gold answer yields the key of its own
+granularity only ("d:1945-07" for "July 1945"), a prediction the keys of its granularity and
+every coarser one ("July 5, 1945" gives d:1945, d:1945-07 and d:1945-07-05): a finer
+prediction can match a coarser gold, never the reverse.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+import weakref
+from collections import Counter
+from collections.abc import Sequence
+from decimal import Decimal, InvalidOperation
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from .normalize import normalize_answer
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+#: What each lenient family accepts, in one sentence: the server's tooltips and the CLI.
+LENIENT_RULES: Final[dict[str, str]] = {
+    "em_equiv": (
+        "Not in the paper. EM, or prediction and a gold answer are the same date at the gold's "
+        "granularity (July 5, 1945 = 5 July 1945 = 1945-07-05 = the 5th of July 1945; a full "
+        "date also matches a gold month or year), the same year range (1939-1945 = 1939 to "
+        "1945 = 1939-45), or the same number (1,000 = 1000 = one thousand; 5 million = "
+        "5,000,000) with the same words around it."),
+    "f1": (
+        "Not in the paper. SQuAD token F1 after the paper's normalization: the overlap of "
+        "prediction and gold words, the best over the gold answers; partial credit."),
+}
+
+
+def lenient_family(metric: str) -> str | None:
+    """The lenient family (em_equiv or f1) of a QA metric name, None for the paper's ones."""
+    for family in LENIENT_RULES:
+        if metric == family or metric.startswith(family + "_"):
+            return family
+    return None
+
+
+# --- text clean-up before parsing ----------------------------------------------------------
+
+#: UTF-8 read as cp1252 ("mojibake"), as in some gold answers, and dash and space variants.
+_REPAIRS: Final = (
+    ("\u00e2\u20ac\u201c", "-"), ("\u00e2\u20ac\u201d", "-"), ("\u00c2\u00a0", " "),
+    ("\u2013", "-"), ("\u2014", "-"), ("\u2012", "-"), ("\u2212", "-"), ("\u2010", "-"),
+    ("\u00a0", " "), ("\u2009", " "), ("\u202f", " "),
+)
+_WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|tues|wed|thu|" \
+    r"thur|thurs|fri|sat|sun)\.?,?\s+"
+_LEAD = re.compile(rf"^(?:(?:in|on)\s+)?(?:the\s+)?(?:{_WEEKDAY})?")
+
+
+def _clean(text: str) -> str:
+    """Lower-case, dashes and spaces unified, a leading in/on/the/weekday and final dot off."""
+    text = text.lower()
+    if not text.isascii():
+        for bad, good in _REPAIRS:
+            text = text.replace(bad, good)
+    text = " ".join(text.split()).rstrip(".")
+    return _LEAD.sub("", text, count=1)
+
+
+# --- dates -----------------------------------------------------------------------------------
+
+_MONTHS: Final[dict[str, int]] = {}
+for _number, _names in enumerate((
+        ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
+        ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
+        ("september", "sept", "sep"), ("october", "oct"), ("november", "nov"),
+        ("december", "dec")), start=1):
+    for _name in _names:
+        _MONTHS[_name] = _number
+
+_M = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_D = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_Y = r"(?P<year>[1-9]\d{2,3})(?:\s*(?P<era>ad|ce|bce?|a\.d\.?|b\.c\.?))?"
+#: A year of one to four digits with its era written out: 44 BC, AD 79.
+_ERA_YEAR = r"(?P<year>[1-9]\d{0,3})\s*(?P<era>ad|ce|bce?|a\.d\.?|b\.c\.?)"
+_DATE_PATTERNS: Final = (
+    rf"{_M}\s+{_D},?\s+(?:of\s+)?{_Y}",                  # July 5, 1945 / jul. 5th 1945
+    rf"{_D}(?:\s+of)?\s+{_M},?\s+{_Y}",                   # 5 July 1945 / 5th of July, 1945
+    rf"{_D}-{_M}-{_Y}",                                   # 5-Jul-1945
+    r"(?P<year>\d{4})-(?P<month>\d{1,2})-(?P<day>\d{1,2})",  # 1945-07-05 (ISO 8601)
+    r"(?P<year>\d{4})/(?P<month>\d{1,2})/(?P<day>\d{1,2})",  # 1945/07/05
+    rf"{_M},?\s+(?:of\s+)?{_Y}",                          # July 1945 / July, 1945
+    rf"(?:year\s+)?{_Y}",                                 # 1945 / the year 1945 / 410 AD
+    _ERA_YEAR,                                            # 44 BC
+)
+#: Every form in one pattern, tried in order; each form's groups are numbered (year0 ...).
+_GROUP = re.compile(r"\(\?P<([a-z]+)>")
+_DATE_FORMS: Final = re.compile("|".join(
+    "(?:" + _GROUP.sub(rf"(?P<\g<1>{i}>", pattern) + ")"
+    for i, pattern in enumerate(_DATE_PATTERNS)))
+_FIELDS: Final = ("year", "month", "day", "era")
+_RANGE = re.compile(
+    r"(?:from\s+|between\s+)?(?P<start>\d{3,4})\s*(?:-|/|to|until|till|through|and)\s*"
+    r"(?P<end>\d{4}|\d{2})")
+
+
+def date_keys(text: str, *, finer: bool) -> frozenset[str]:
+    """Match keys of an answer that is a date or a year range (empty when it is neither).
+
+    finer=False (a gold answer): the key of its own granularity; finer=True (a prediction):
+    also the keys of every coarser granularity.
+    """
+    text = _clean(text)
+    if not text or not text[0].isalnum():
+        return frozenset()
+    match = _DATE_FORMS.fullmatch(text)
+    if match is not None:
+        groups = match.groupdict()
+        form = next(i for i in range(len(_DATE_PATTERNS)) if groups[f"year{i}"] is not None)
+        fields = {name: groups.get(f"{name}{form}") for name in _FIELDS}
+        year = int(fields["year"] or 0)
+        if fields["era"] and fields["era"].startswith("b"):
+            year = -year
+        if year == 0:
+            return frozenset()
+        if fields["month"] is None:
+            return frozenset({f"d:{year}"})
+        month_text = fields["month"]
+        month = int(month_text) if month_text.isdigit() else _MONTHS[month_text]
+        if not 1 <= month <= 12:
+            return frozenset()
+        if fields["day"] is None:
+            keys = {f"d:{year}-{month:02d}"}
+            return frozenset(keys | {f"d:{year}"} if finer else keys)
+        day = int(fields["day"] or 0)
+        # Year 4 stands in for BC years: only leap-year February matters here.
+        if not 1 <= day <= calendar.monthrange(year if year > 0 else 4, month)[1]:
+            return frozenset()
+        full = f"d:{year}-{month:02d}-{day:02d}"
+        return frozenset({full, f"d:{year}-{month:02d}", f"d:{year}"} if finer else {full})
+    match = _RANGE.fullmatch(text)
+    if match is not None:
+        start, end_text = int(match["start"]), match["end"]
+        # "1939-45": the end shares the start's century.
+        end = start - start % 100 + int(end_text) if len(end_text) == 2 else int(end_text)
+        if start < end:
+            return frozenset({f"r:{start}-{end}"})
+    return frozenset()
+
+
+# --- numbers ---------------------------------------------------------------------------------
+
+_UNITS: Final[dict[str, int]] = {word: value for value, word in enumerate((
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+    "nineteen"))}
+_TENS: Final[dict[str, int]] = {word: 10 * value for value, word in enumerate((
+    "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"), start=2)}
+_SCALES: Final[dict[str, int]] = {"thousand": 10**3, "million": 10**6, "billion": 10**9}
+_NUMBER_WORDS: Final = frozenset(_UNITS) | frozenset(_TENS) | {"hundred"} | frozenset(_SCALES)
+#: A token: digits (with valid thousands separators and decimals, not glued to letters), a
+#: word (hyphens inside kept), or one other character.
+_TOKEN = re.compile(
+    r"(?P<digits>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)(?![\w])|[a-z]+(?:-[a-z]+)*|\S")
+
+
+_PLAIN_NUMBER: Final = re.compile(r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+
+
+def _word_number(words: Sequence[str]) -> int | None:
+    """The value of number words ("one hundred and five", "twenty-one"); None if not one."""
+    total, current, last_scale = 0, 0, None
+    seen = False
+    for word in words:
+        parts = word.split("-")
+        if len(parts) == 2 and parts[0] in _TENS and parts[1] in _UNITS and _UNITS[parts[1]] < 10:
+            current += _TENS[parts[0]] + _UNITS[parts[1]]
+        elif word in _UNITS:
+            current += _UNITS[word]
+        elif word in _TENS:
+            current += _TENS[word]
+        elif word == "hundred":
+            if not 1 <= current <= 9:
+                return None
+            current *= 100
+        elif word in _SCALES:
+            scale = _SCALES[word]
+            if current == 0 or (last_scale is not None and scale >= last_scale):
+                return None
+            total += current * scale
+            current, last_scale = 0, scale
+        elif word == "and" and seen:
+            continue
+        else:
+            return None
+        seen = True
+    return total + current if seen else None
+
+
+def number_keys(text: str) -> frozenset[str]:
+    """The match key of an answer holding one number (digits or words), with its context.
+
+    The key is the number's value and the normalized words before and after it, so that
+    "5 million people" and "5,000,000 people" match but "5 million" and "5 people" do not.
+    """
+    plain = _PLAIN_NUMBER.fullmatch(text)
+    if plain is not None:  # "1,638,000", "3.1": no words to parse
+        return frozenset({f"n:{Decimal(text.replace(',', '')).normalize():f}||"})
+    tokens = list(_TOKEN.finditer(_clean_number_text(text)))
+    spans = []  # (first token, last token + 1, value) of each number in the answer
+    i = 0
+    while i < len(tokens):
+        match = tokens[i]
+        if match["digits"]:
+            try:
+                value = Decimal(match["digits"].replace(",", ""))
+            except InvalidOperation:  # unreachable for the token pattern; be safe
+                return frozenset()
+            j = i + 1
+            if j < len(tokens) and tokens[j][0] in _SCALES:
+                value *= _SCALES[tokens[j][0]]
+                j += 1
+            spans.append((i, j, value))
+            i = j
+            continue
+        if match[0] in _NUMBER_WORDS or match[0].split("-")[0] in _TENS:
+            j = i
+            while j < len(tokens) and (tokens[j][0] in _NUMBER_WORDS or tokens[j][0] == "and"
+                                       or tokens[j][0].split("-")[0] in _TENS):
+                j += 1
+            while j > i + 1 and tokens[j - 1][0] == "and":  # "two and" → "two"
+                j -= 1
+            number = _word_number([t[0] for t in tokens[i:j]])
+            if number is None:
+                i += 1
+                continue
+            spans.append((i, j, Decimal(number)))
+            i = j
+            continue
+        i += 1
+    if len(spans) != 1:
+        return frozenset()
+    first, end, value = spans[0]
+    before = normalize_answer(" ".join(t[0] for t in tokens[:first]))
+    after = normalize_answer(" ".join(t[0] for t in tokens[end:]))
+    value = value.normalize()
+    return frozenset({f"n:{value:f}|{before}|{after}"})
+
+
+def _clean_number_text(text: str) -> str:
+    text = text.lower()
+    if not text.isascii():
+        for bad, good in _REPAIRS:
+            text = text.replace(bad, good)
+    return text
+
+
+#: Text that can hold neither a date (they all have a year in digits) nor a number.
+_MAYBE: Final = re.compile(r"\d|\b(?:" + "|".join(sorted(_NUMBER_WORDS | frozenset(_TENS)))
+                          + r")", re.IGNORECASE)
+
+
+def gold_keys(text: str) -> frozenset[str]:
+    """Match keys of a gold answer: its date or range at its own granularity, its number."""
+    if not _MAYBE.search(text):
+        return frozenset()
+    return date_keys(text, finer=False) | number_keys(text)
+
+
+#: Gold key kinds: a date or year range, a number.
+DATES, NUMBERS = 1, 2
+
+
+def prediction_keys(text: str, kinds: int = DATES | NUMBERS) -> frozenset[str]:
+    """Match keys of a prediction: its date at every granularity it fixes, range, number.
+
+    kinds limits the parse to what the gold side can match (DATES, NUMBERS or both).
+    """
+    if text.isdigit() and text.isascii():  # the commonest short answer: a year or a count
+        year = f"d:{text}" if kinds & DATES and 3 <= len(text) <= 4 and text[0] != "0" else None
+        number = f"n:{int(text)}||" if kinds & NUMBERS else None
+        return frozenset(k for k in (year, number) if k)
+    if not _MAYBE.search(text):
+        return frozenset()
+    keys = date_keys(text, finer=True) if kinds & DATES else frozenset()
+    return keys | number_keys(text) if kinds & NUMBERS else keys
+
+
+def key_kinds(keys: frozenset[str]) -> int:
+    """DATES and/or NUMBERS: the kinds of match keys in a set."""
+    return ((DATES if any(k[0] in "dr" for k in keys) else 0)
+            | (NUMBERS if any(k[0] == "n" for k in keys) else 0))
+
+
+# --- per-example metrics ---------------------------------------------------------------------
+
+
+class GoldForms:
+    """The gold side of the lenient metrics for one list of gold-answer sets, built once."""
+
+    def __init__(self, answer_sets: Sequence[Sequence[str]]) -> None:
+        distinct = {a for answers in answer_sets for a in answers}
+        keys = {a: gold_keys(a) for a in distinct}
+        tokens = {a: normalize_answer(a).split() for a in distinct}
+        #: Per example: the union of the gold answers' match keys.
+        self.keys: tuple[frozenset[str], ...] = tuple(
+            frozenset().union(*(keys[a] for a in answers)) for answers in answer_sets)
+        #: Per example: the kinds of its gold keys (DATES | NUMBERS), 0 for none.
+        self.kinds: npt.NDArray[np.int64] = np.array([key_kinds(k) for k in self.keys],
+                                                     dtype=np.int64)
+        #: Per example: each distinct gold answer's token bag and its length.
+        self.bags: tuple[tuple[tuple[Counter[str], int], ...], ...] = tuple(
+            tuple({(tuple(tokens[a]), None): (Counter(tokens[a]), len(tokens[a]))
+                   for a in answers}.values()) for answers in answer_sets)
+        #: Per example: every gold token, to skip predictions sharing none.
+        self.vocab: tuple[frozenset[str], ...] = tuple(
+            frozenset(t for a in answers for t in tokens[a]) for answers in answer_sets)
+
+
+_forms: weakref.WeakKeyDictionary[object, dict[str, GoldForms]] = weakref.WeakKeyDictionary()
+
+
+def gold_forms(owner: object, which: str, answer_sets: Sequence[Sequence[str]]) -> GoldForms:
+    """GoldForms of a gold split's answers (which: "answers" or "any"), cached per split.
+
+    A server worker keeps its gold splits for its lifetime, so the gold side is parsed once
+    per worker; the cache goes with the split.
+    """
+    cached = _forms.setdefault(owner, {})
+    if which not in cached:
+        cached[which] = GoldForms(answer_sets)
+    return cached[which]
+
+
+def token_f1(prediction_tokens: Sequence[str], bag: Counter[str], length: int) -> float:
+    """SQuAD token F1 of prediction tokens against one gold bag (both empty: 1)."""
+    if not prediction_tokens or not length:
+        return float(not prediction_tokens and not length)
+    # The multiset overlap, counted down a copy of the gold bag (answers are a few tokens:
+    # cheaper than building and intersecting two Counters).
+    remaining = dict(bag)
+    common = 0
+    for token in prediction_tokens:
+        left = remaining.get(token)
+        if left:
+            remaining[token] = left - 1
+            common += 1
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(prediction_tokens), common / length
+    return 2 * precision * recall / (precision + recall)
+
+
+def lenient_outcomes(
+    predictions: Sequence[str], normalized: Sequence[str], em: BoolArray, forms: GoldForms,
+    key_cache: dict[tuple[str, int], frozenset[str]],
+) -> tuple[BoolArray, FloatArray]:
+    """Per-example em_equiv and best token F1 of predictions against one gold side.
+
+    Work is spent only where EM failed (F1 is 1 and em_equiv holds wherever EM holds), the
+    parse only where the gold is a date, range or number, and F1's count only where the
+    prediction shares a token with the gold. key_cache maps a prediction to its match
+    keys, shared between the gold sides.
+    """
+    equiv = em.copy()
+    f1 = em.astype(np.float64)
+    wrong = np.flatnonzero(~em)
+    gold_keys_of, kinds_of = forms.keys, forms.kinds
+    for i in wrong[kinds_of[wrong] > 0].tolist():
+        entry = (predictions[i], int(kinds_of[i]))
+        keys = key_cache.get(entry)
+        if keys is None:
+            keys = key_cache[entry] = prediction_keys(*entry)
+        if keys and not gold_keys_of[i].isdisjoint(keys):
+            equiv[i] = True
+    vocab, bags = forms.vocab, forms.bags
+    for i in wrong.tolist():
+        tokens = normalized[i].split()
+        if tokens and vocab[i].isdisjoint(tokens):
+            continue  # no shared token: F1 0 (an empty gold bag needs an empty prediction)
+        f1[i] = max((token_f1(tokens, bag, length) for bag, length in bags[i]), default=0.0)
+    return equiv, f1
