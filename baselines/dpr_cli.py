@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 import click
 
+from baselines import devices
 from baselines.commands import require_dir
 from baselines.dpr import DPRRunConfig, expand_shards, require_corpus
 from baselines.output import fingerprint
@@ -66,6 +67,9 @@ def config_from_options(options: dict[str, Any], batch_size: int, runner: str = 
                         ) -> DPRRunConfig:
     """A checked DPRRunConfig from the parsed options (--device/--precision if present)."""
     shards = expand_shards(options.get("passage_embeddings") or ())
+    device, precision = options.get("device", "auto"), options.get("precision", "auto")
+    # fail on an unusable --device before any output is written (the models load later)
+    devices.resolve(device, precision)
     ctx = options.get("ctx_encoder")
     return DPRRunConfig(
         question_encoder=require_dir(options["question_encoder"], "--question-encoder", runner),
@@ -79,7 +83,7 @@ def config_from_options(options: dict[str, Any], batch_size: int, runner: str = 
         reader_max_length=options["reader_max_length"], batch_size=batch_size,
         encode_batch_size=options["encode_batch_size"],
         reader_batch_size=options["reader_batch_size"],
-        device=options.get("device", "auto"), precision=options.get("precision", "auto"),
+        device=device, precision=precision,
         passage_embeddings=shards, hnsw_m=options["hnsw_m"], ef_search=options["ef_search"],
         nlist=options["nlist"], nprobe=options["nprobe"])
 

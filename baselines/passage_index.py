@@ -199,9 +199,14 @@ class PassageIndex:
                 self.index.nprobe = self.params.nprobe
             scores, found = self.index.search(q, k)
         found = np.asarray(found, dtype=np.int64)
+        scores = np.asarray(scores, dtype=np.float32)
         if self.rows is not None:
             found = np.where(found >= 0, self.rows[np.maximum(found, 0)], -1)
-        return np.asarray(scores, dtype=np.float32), found
+        # equal scores in corpus order, whatever order the index kind returned them in
+        missing = found < 0
+        order = np.lexsort((np.where(missing, np.iinfo(np.int64).max, found), -scores,
+                            missing), axis=1)
+        return np.take_along_axis(scores, order, axis=1), np.take_along_axis(found, order, axis=1)
 
     def save(self, folder: Path) -> None:
         """Write the faiss index (the numpy kind reads the embedding file in FOLDER)."""
