@@ -19,6 +19,7 @@ from .normalize import normalize_answer
 from .release import import_release, read_manifest
 from .scoring import ScoreResult, compare, outcome_codes, per_example, score
 from .tracks import (
+    HIDDEN_SPLIT,
     ID_TRACKS,
     METRIC_LABELS,
     QA_TRACKS,
@@ -32,6 +33,7 @@ from .tracks import (
 __all__ = [
     "DEFAULT_RESAMPLES",
     "DEFAULT_SEED",
+    "HIDDEN_SPLIT",
     "ID_TRACKS",
     "METRIC_LABELS",
     "QA_TRACKS",

@@ -7,10 +7,9 @@ from collections.abc import Iterator
 
 from flask import Blueprint, Response, abort
 
-from benchmark import SPLITS, TRACKS, GoldSplit
+from benchmark import HIDDEN_SPLIT, SPLITS, TRACKS, GoldSplit
 
 from .services import gold_store
-from .services.scoring import HIDDEN_SPLIT
 
 bp = Blueprint("data", __name__, url_prefix="/data")
 

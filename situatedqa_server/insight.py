@@ -17,7 +17,7 @@ from flask import (
 from sqlalchemy import select
 from werkzeug.exceptions import NotFound
 
-from benchmark import TRACK_INFO
+from benchmark import HIDDEN_SPLIT, TRACK_INFO
 
 from .extensions import db
 from .models import GoldVersion, Score, Submission, Team
@@ -227,7 +227,7 @@ def shown_predictions(a: Submission, b: Submission,
     shown: dict[str, dict[str, Any] | None] = {}
     for label, submission in (("a", a), ("b", b)):
         mine = visibility.owns(g.user, submission)
-        if submission.split == diagnostics.HIDDEN_SPLIT or not (mine or submission.is_baseline):
+        if submission.split == HIDDEN_SPLIT or not (mine or submission.is_baseline):
             shown[label] = None
             continue
         shown[label] = {r["key"]: r["prediction"] for r in scoring.example_rows(submission)

@@ -8,7 +8,7 @@ from flask import Blueprint, abort, flash, g, redirect, render_template, request
 from sqlalchemy import select
 from werkzeug.wrappers import Response
 
-from benchmark import SPLITS, TRACK_INFO, FileTooLargeError, ValidationError
+from benchmark import HIDDEN_SPLIT, SPLITS, TRACK_INFO, FileTooLargeError, ValidationError
 
 from .auth import login_required
 from .extensions import config_limit, db, limiter
@@ -92,7 +92,7 @@ def detail(submission_id: int) -> str:
 def examples(submission_id: int) -> str:
     """Per-example browser (dev and train only): question, context, gold, prediction."""
     submission = visibility.changeable(submission_id, g.user)
-    if submission.split == scoring.HIDDEN_SPLIT:
+    if submission.split == HIDDEN_SPLIT:
         abort(404)
     rows = filter_examples(scoring.example_rows(submission), request.args)
     page = max(1, request.args.get("page", 1, type=int) or 1)

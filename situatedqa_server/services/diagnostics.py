@@ -11,14 +11,13 @@ from typing import Any
 
 import numpy as np
 
-from benchmark import GoldSplit, compare
+from benchmark import HIDDEN_SPLIT, GoldSplit, compare
 from benchmark.metrics import FN, FP, TN, TP
 from benchmark.scoring import CORRECT, CORRECT_ANY
 
 from ..models import Score, Submission
 from . import versions
 
-HIDDEN_SPLIT = "test"
 CONFUSION = {TP: "TP", FP: "FP", FN: "FN", TN: "TN"}
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import msgspec
 from sqlalchemy import func, or_, select
 
-from benchmark import Example, GoldError, GoldSet, GoldSplit, import_release
+from benchmark import HIDDEN_SPLIT, Example, GoldError, GoldSet, GoldSplit, import_release
 
 from ..extensions import db
 from ..models import GoldVersion
@@ -24,8 +24,6 @@ from . import blobs
 
 FIRST_VERSION_NAME = "2021-02, as released"
 FIRST_VERSION_AS_OF = date(2021, 2, 1)
-#: The split whose gold never leaves the server (as scoring.HIDDEN_SPLIT).
-HIDDEN_SPLIT = "test"
 #: Parsed gold sets kept per process (each about 60 MB with its scoring caches).
 CACHE_SIZE = 4
 

@@ -15,14 +15,13 @@ import numpy as np
 from flask import current_app
 from sqlalchemy import select
 
-from benchmark import TRACK_INFO, GoldSplit, compare
+from benchmark import HIDDEN_SPLIT, TRACK_INFO, GoldSplit, compare
 from benchmark.metrics import IntArray
 
 from ..extensions import db
 from ..models import Score, Submission, Visibility
 
 LADDER = "ladder"
-HIDDEN_SPLIT = "test"
 #: Significance level of the one-sided test ("significantly better": p < ALPHA).
 ALPHA = 0.05
 #: Bootstrap resamples of the test: fixed, so a decision never depends on the CI setting.

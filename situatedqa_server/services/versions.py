@@ -20,6 +20,7 @@ from flask import current_app
 from sqlalchemy import exists, func, or_, select, text
 
 from benchmark import (
+    HIDDEN_SPLIT,
     GoldSet,
     GoldSplit,
     Predictions,
@@ -225,7 +226,7 @@ def read_stored(submission: Submission, uploaded_version_id: int | None = None,
     ordered += list(versions.values())
     # The inputs of the hidden test split stay the release's (gold_store.inputs_of).
     candidates = dict.fromkeys(
-        (first if submission.split == gold_store.HIDDEN_SPLIT else v).gold_sha256
+        (first if submission.split == HIDDEN_SPLIT else v).gold_sha256
         for v in ordered)
     error: ValidationError | None = None
     max_bytes = current_app.config["MAX_DECOMPRESSED_BYTES"]
