@@ -30,8 +30,9 @@ from baselines.reported import ReportedEntry as PaperEntry
 from baselines.reported import load_reported
 from benchmark import (
     ID_TRACKS,
+    QA_TRACKS,
+    SPLITS,
     TRACK_INFO,
-    TRACKS,
     GoldSplit,
     Predictions,
     ScoreResult,
@@ -67,8 +68,6 @@ SYSTEM_EMAIL = "organizers@situatedqa.invalid"
 SYSTEM_TEAM = "SituatedQA organizers"
 #: Not an argon2 hash: verification always fails, so nobody can log in as the system user.
 UNUSABLE_PASSWORD = "!"
-QA_TRACKS = tuple(track for track in TRACKS if track not in ID_TRACKS)
-SPLITS = ("train", "dev", "test")
 DEFAULT_SPLITS = ("dev", "test")
 #: CPU-only, seconds per run: what a plain regenerate and the quick start run.
 QUICK_RUNNERS = ("id-random", "id-tfidf")

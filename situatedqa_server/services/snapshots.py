@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from benchmark import TRACK_INFO
+from benchmark import SPLITS, TRACK_INFO
 
 from ..extensions import db
 from ..models import AuditLog, Snapshot, User, utcnow
@@ -55,7 +55,7 @@ def unique_slug(track: str, split: str) -> str:
 
 def freeze(track: str, split: str, title: str, note: str, actor: User) -> Snapshot:
     """Freeze the current leaderboard of a track and split (committed, audited)."""
-    if track not in TRACK_INFO or split not in ("train", "dev", "test"):
+    if track not in TRACK_INFO or split not in SPLITS:
         raise SnapshotError(f"unknown leaderboard {track!r} / {split!r}")
     if not title.strip():
         raise SnapshotError("a snapshot needs a title")
