@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.metadata
 import json
 import subprocess
 import time
@@ -128,17 +129,23 @@ def fingerprint(path: Path | None) -> dict[str, Any] | None:
 
 
 def code_version() -> str:
-    """Return `git describe` of the source tree if available, else the package version."""
+    """`git describe` of the checkout the code runs from, else the installed package's
+    version (an installed wheel has no git tree; a venv inside some other checkout must not
+    report that one)."""
     root = Path(baselines.__file__).resolve().parent.parent
+    if (root / ".git").exists():
+        try:
+            result = subprocess.run(
+                ["git", "describe", "--always", "--dirty", "--tags"], cwd=root,
+                capture_output=True, text=True, timeout=10, check=False)
+        except (OSError, subprocess.SubprocessError):
+            result = None
+        if result is not None and result.returncode == 0 and result.stdout.strip():
+            return f"git:{result.stdout.strip()}"
     try:
-        result = subprocess.run(
-            ["git", "describe", "--always", "--dirty", "--tags"], cwd=root,
-            capture_output=True, text=True, timeout=10, check=False)
-    except (OSError, subprocess.SubprocessError):
-        result = None
-    if result is not None and result.returncode == 0 and result.stdout.strip():
-        return f"git:{result.stdout.strip()}"
-    return f"baselines {baselines.__version__}"
+        return f"situatedqa-server {importlib.metadata.version('situatedqa-server')}"
+    except importlib.metadata.PackageNotFoundError:
+        return f"baselines {baselines.__version__}"
 
 
 def meta_path(output: Path) -> Path:

@@ -14,7 +14,11 @@ from typing import Any
 from .gold import GoldError, GoldSet, build_gold_set
 from .tracks import DEFAULT_PRESENT_THRESHOLD
 
-MANIFEST_PATH = Path(__file__).resolve().parent.parent / "gold" / "manifest.json"
+#: The pinned manifest: the wheel ships gold/manifest.json as benchmark/gold/manifest.json
+#: (see setup.py); a checkout has it in gold/.
+_PACKAGED_MANIFEST = Path(__file__).resolve().parent / "gold" / "manifest.json"
+MANIFEST_PATH = (_PACKAGED_MANIFEST if _PACKAGED_MANIFEST.is_file()
+                 else Path(__file__).resolve().parent.parent / "gold" / "manifest.json")
 #: Where `fetch` puts the downloaded release unless told otherwise (not committed).
 DEFAULT_DOWNLOAD_DIR = Path(__file__).resolve().parent.parent / "gold" / "release"
 DATA_ENV = "SITUATEDQA_DATA"

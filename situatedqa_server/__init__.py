@@ -16,13 +16,20 @@ from .settings import settings_from_env
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+def templates_dir() -> Path:
+    """The page templates: inside the package when installed from the wheel (setup.py maps
+    the checkout's top-level templates/ there), else the checkout's templates/."""
+    installed = Path(__file__).resolve().parent / "templates"
+    return installed if installed.is_dir() else REPO_ROOT / "templates"
+
+
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     """Build the app: settings from the environment (or test_config), extensions, blueprints."""
     settings = settings_from_env()
     instance = (test_config or {}).get("INSTANCE_DIR") or settings["INSTANCE_DIR"]
     app = Flask(__name__, instance_relative_config=True, instance_path=(
         str(Path(instance).resolve()) if instance else None),
-                template_folder=str(REPO_ROOT / "templates"))
+                template_folder=str(templates_dir()))
     app.config.update(settings)
     if test_config is not None:
         app.config.update(test_config)
