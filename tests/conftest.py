@@ -1,13 +1,53 @@
-"""Shared fixtures: the real data release when present, skipping cleanly when absent."""
+"""Shared fixtures: the real data release when present, skipping cleanly when absent.
+
+A test run writes nothing into the working folder: Hypothesis keeps no example database and
+its caches (unicode data, constants), like pytest-benchmark's storage, go to a temporary
+folder of the run (not ./.hypothesis or ./.benchmarks), removed at the end.
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+from hypothesis.configuration import set_hypothesis_home_dir
 
-DATA_DIR = Path(os.environ.get("SITUATEDQA_DATA", Path(__file__).resolve().parents[2] / "shared" / "situatedqa"))
+from benchmark import GoldSet, import_release
+
+#: The release folder: only $SITUATEDQA_DATA names it (a clean machine may have none).
+DATA_DIR = Path(os.environ.get("SITUATEDQA_DATA") or "/nonexistent")
+
+# No example database: replaying stored failures would make runs depend on earlier runs.
+settings.register_profile("clean-machine", database=None)
+settings.load_profile("clean-machine")
+
+#: The run's temporary folder, kept on the pytest config between configure and unconfigure.
+_SCRATCH = pytest.StashKey[Path]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Point Hypothesis and pytest-benchmark at a temporary folder of this run.
+
+    Both write at configuration or collection time, before any fixture (tmp_path_factory
+    included) exists, hence a folder of our own under $TMPDIR.
+    """
+    scratch = Path(tempfile.mkdtemp(prefix="situatedqa-tests-"))
+    config.stash[_SCRATCH] = scratch
+    set_hypothesis_home_dir(scratch / "hypothesis")
+    if hasattr(config.option, "benchmark_storage"):
+        config.option.benchmark_storage = f"file://{scratch / 'benchmarks'}"
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove the run's temporary folder."""
+    scratch = config.stash.get(_SCRATCH, None)
+    if scratch is not None:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
@@ -19,8 +59,6 @@ def release_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
-def release_gold(release_dir: Path):  # type: ignore[no-untyped-def]
+def release_gold(release_dir: Path) -> GoldSet:
     """The canonical gold built from the real release, verified against the manifest."""
-    from benchmark import import_release
-
     return import_release(release_dir)
