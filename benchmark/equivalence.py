@@ -99,14 +99,16 @@ _Y = r"(?P<year>[1-9]\d{2,3})(?:\s*(?P<era>ad|ce|bce?|a\.d\.?|b\.c\.?))?"
 #: A year of one to four digits with its era written out: 44 BC, AD 79.
 _ERA_YEAR = r"(?P<year>[1-9]\d{0,3})\s*(?P<era>ad|ce|bce?|a\.d\.?|b\.c\.?)"
 _DATE_PATTERNS: Final = (
-    rf"{_M}\s+{_D},?\s+(?:of\s+)?{_Y}",                  # July 5, 1945 / jul. 5th 1945
+    rf"{_M}\s+{_D}(?:,\s*|\s+)(?:of\s+)?{_Y}",            # July 5, 1945 / jul. 5th 1945
     rf"{_D}(?:\s+of)?\s+{_M},?\s+{_Y}",                   # 5 July 1945 / 5th of July, 1945
     rf"{_D}-{_M}-{_Y}",                                   # 5-Jul-1945
+    rf"{_Y},?\s+{_M}\s+{_D}",                             # 1945 July 5
     r"(?P<year>\d{4})-(?P<month>\d{1,2})-(?P<day>\d{1,2})",  # 1945-07-05 (ISO 8601)
     r"(?P<year>\d{4})/(?P<month>\d{1,2})/(?P<day>\d{1,2})",  # 1945/07/05
     rf"{_M},?\s+(?:of\s+)?{_Y}",                          # July 1945 / July, 1945
     rf"(?:year\s+)?{_Y}",                                 # 1945 / the year 1945 / 410 AD
     _ERA_YEAR,                                            # 44 BC
+    r"(?P<era>ad|ce|a\.d\.?)\s*(?P<year>[1-9]\d{0,3})",   # AD 79
 )
 #: Every form in one pattern, tried in order; each form's groups are numbered (year0 ...).
 _GROUP = re.compile(r"\(\?P<([a-z]+)>")

@@ -9,6 +9,7 @@ from typing import Any
 from flask import Blueprint, Response, abort, current_app, render_template, request, url_for
 
 from benchmark import SPLITS, TRACK_INFO, TRACKS
+from benchmark.equivalence import LENIENT_RULES, lenient_family
 
 from .models import ModelType
 from .services import gold_store
@@ -85,9 +86,29 @@ def paper_notes_for(track: str, split: str, entries: list[dict[str, Any]],
             "primary": column_label(primary)}
 
 
-def board_args() -> dict[str, str]:
-    """The leaderboard parameters of the query string (others are dropped from links)."""
-    return {k: v for k, v in request.args.items() if k in QUERY_KEYS}
+def board_args() -> dict[str, Any]:
+    """The leaderboard parameters of the query string (others are dropped from links).
+
+    `show` (the lenient columns picked, repeated) is kept as a list.
+    """
+    args: dict[str, Any] = {k: v for k, v in request.args.items() if k in QUERY_KEYS}
+    if shown_columns():
+        args["show"] = shown_columns()
+    return args
+
+
+@bp.app_template_global()
+def lenient_rule(track: str, column: str) -> str | None:
+    """What a track's lenient column (not in the paper) accepts, for its tooltip; else None."""
+    if column not in TRACK_INFO[track].lenient_metrics:
+        return None
+    return LENIENT_RULES[lenient_family(column) or ""]
+
+
+@bp.app_template_global()
+def shown_columns() -> list[str]:
+    """The lenient columns picked in the column picker (off by default)."""
+    return request.args.getlist("show")
 
 
 def sort_url(column: str) -> str:

@@ -54,7 +54,7 @@ def compare_scores(a: Submission, score_a: Score, b: Submission, score_b: Score,
     outcomes_a, outcomes_b = codes(score_a), codes(score_b)
     if outcomes_a.shape != outcomes_b.shape or len(outcomes_a) != len(gold):
         raise NotComparable("the two scores do not cover the same examples")
-    differences = compare(gold, outcomes_a, outcomes_b, resamples=resamples)
+    differences = compare(gold, outcomes_a, outcomes_b, resamples=resamples, lenient=True)
     rows = [{"metric": name, "a": score_a.metrics.get(name), "b": score_b.metrics.get(name),
              "difference": d.difference, "ci": d.ci, "p_value": d.p_value, "count": d.count}
             for name, d in differences.items()]

@@ -67,9 +67,13 @@ class Board:
 
 
 def columns_of(track: str, split: str) -> list[str]:
-    """The track's metric columns; identification adds F1 per source dataset and ROC AUC."""
+    """The track's metric columns; identification adds F1 per source dataset and ROC AUC.
+
+    QA tracks end with their lenient columns (em_equiv, token f1: not in the paper), which
+    the page shows only when picked; they never rank.
+    """
     if track not in ID_TRACKS:
-        return list(TRACK_INFO[track].metrics)
+        return [*TRACK_INFO[track].metrics, *TRACK_INFO[track].lenient_metrics]
     # The sources come from the gold, which changes only with the every-board stamp.
     every = board_cache.stamp(track, split).every
     return list(board_cache.cache().shared(every, ("columns", track, split),

@@ -54,3 +54,25 @@ document.addEventListener("DOMContentLoaded", () => {
   a.addEventListener("change", narrow);
   narrow();
 });
+
+// The leaderboard's column picker: the lenient columns (not in the paper) appear and hide at
+// once; without JavaScript the Filter button reloads the page with them.
+document.addEventListener("DOMContentLoaded", () => {
+  const boxes = document.querySelectorAll(".column-picker input[name=show]");
+  const sync = () => {
+    const url = new URL(window.location.href);
+    url.searchParams.delete("show");
+    for (const box of boxes) {
+      for (const cell of document.querySelectorAll(`[data-column="${box.value}"]`)) {
+        cell.hidden = !box.checked;
+      }
+      if (box.checked) {
+        url.searchParams.append("show", box.value);
+      }
+    }
+    window.history.replaceState(null, "", url);
+  };
+  for (const box of boxes) {
+    box.addEventListener("change", sync);
+  }
+});

@@ -1,0 +1,300 @@
+"""Answer-equivalence metrics (issue 15): em_equiv and token F1, beside the paper's EM.
+
+Hand-written gold / prediction pairs for every accepted date and number form, pairs that must
+not match, hand-computed F1 values, Hypothesis properties on random files (em_equiv holds and
+F1 is 1 wherever EM holds; the paper's metrics are the same with or without the lenient
+ones), and checks on the release.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import numpy as np
+import pytest
+from bm_helpers import jsonl, parse, temp_example
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from benchmark import GoldSet, GoldSplit, compare, normalize_answer, per_example, score
+from benchmark.equivalence import gold_keys, prediction_keys, token_f1
+from benchmark.metrics import binary_metric, mean_metric
+from benchmark.scoring import CORRECT, CORRECT_EQUIV, LENIENT_SCORED
+
+SETTINGS = settings(max_examples=120, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+def equivalent(gold: str, prediction: str) -> bool:
+    """em_equiv of one prediction against one gold answer, through the scorer."""
+    split = GoldSplit("temp", "dev", [temp_example(1, "2000", "orig", (gold,))])
+    data = jsonl([{"key": split.examples[0].key, "prediction": prediction}])
+    return score(split, parse(data, split), resamples=0).metrics["em_equiv"] == 100.0
+
+
+def exact(gold: str, prediction: str) -> bool:
+    """The paper's EM of one pair."""
+    return normalize_answer(gold) == normalize_answer(prediction)
+
+
+# Every accepted form; none of these pairs is an exact match after normalization.
+DATE_PAIRS = [
+    ("July 5, 1945", "5 July 1945"),
+    ("July 5, 1945", "1945-07-05"),
+    ("July 5, 1945", "the 5th of July 1945"),
+    ("July 5, 1945", "5th of July, 1945"),
+    ("July 5, 1945", "Jul. 5th, 1945"),
+    ("July 5, 1945", "Thursday, July 5, 1945"),
+    ("July 5, 1945", "1945/07/05"),
+    ("July 5, 1945", "5-Jul-1945"),
+    ("July 5, 1945", "1945 July 5"),
+    ("5 July 1945", "July 5 1945"),
+    ("September 3, 2018", "Sept. 3, 2018"),
+    ("May 24,2017", "24 May 2017"),
+    ("July\u00a021,\u00a01861", "21 July 1861"),  # no-break spaces, as in the release
+    ("July 1945", "July of 1945"),
+    ("July 1945", "1945-07-05"),  # a full date matches a gold month...
+    ("1945", "July 5, 1945"),  # ...and a gold year
+    ("1945", "July 1945"),
+    ("in 1945", "1945"),
+    ("1945", "the year 1945"),
+    ("44 BC", "44 BCE"),
+    ("AD 79", "79 AD"),
+    ("1939\u20131945", "1939-1945"),
+    ("1939\u20131945", "1939 to 1945"),
+    ("1939\u20131945", "from 1939 to 1945"),
+    ("1939\u20131945", "between 1939 and 1945"),
+    ("1939\u20131945", "1939\u201445"),
+    ("1940\u00e2\u20ac\u201c49", "1940-1949"),  # mojibake en dash, as in the release
+    ("2005-06", "2005\u20132006"),
+]
+NUMBER_PAIRS = [
+    ("1000", "one thousand"),
+    ("1,638,000", "1.638 million"),
+    ("3", "three"),
+    ("twenty-one", "21"),
+    ("one hundred and five", "105"),
+    ("two thousand", "2,000"),
+    ("5 million", "5,000,000"),
+    ("5,000,000", "five million"),
+    ("5.5 million", "5,500,000"),
+    ("3.1", "3.10"),
+    ("15 medals", "fifteen medals"),
+    ("about 5 million people", "about 5,000,000 people"),
+    ("nine hundred ninety-nine million", "999,000,000"),
+]
+MUST_NOT = [
+    ("July 5, 1945", "July 6, 1945"),  # different days
+    ("July 5, 1945", "5 August 1945"),
+    ("1945", "1946"),
+    ("May 5, 1945", "May"),  # no year: never a date
+    ("May 5, 1945", "May 1945"),  # coarser than the gold
+    ("July 1945", "1945"),
+    ("the 1990s", "1990"),
+    ("1990", "the 1990s"),
+    ("1939\u20131945", "1939"),
+    ("1939\u20131945", "1939-1944"),
+    ("February 30, 2000", "March 1, 2000"),  # not a date at all
+    ("5 million", "5"),
+    ("5 million", "5 people"),
+    ("15 medals", "15 goals"),
+    ("3", "third"),
+    ("1,000", "1.5"),
+    ("Joe Biden", "Biden"),
+]
+
+
+@pytest.mark.parametrize(("gold", "prediction"), DATE_PAIRS + NUMBER_PAIRS)
+def test_accepted_forms(gold: str, prediction: str) -> None:
+    assert not exact(gold, prediction)
+    assert equivalent(gold, prediction)
+
+
+@pytest.mark.parametrize(("gold", "prediction"), MUST_NOT)
+def test_must_not_match(gold: str, prediction: str) -> None:
+    assert not equivalent(gold, prediction)
+
+
+def test_granularity_is_the_gold_s() -> None:
+    assert sorted(gold_keys("July 5, 1945")) == ["d:1945-07-05"]
+    assert sorted(prediction_keys("July 5, 1945")) == ["d:1945", "d:1945-07", "d:1945-07-05"]
+    assert sorted(gold_keys("July 1945")) == ["d:1945-07", "n:1945|july|"]
+    assert gold_keys("the 1990s") == frozenset() == gold_keys("May")
+    assert gold_keys("5 million") == {"n:5000000||"} == gold_keys("5,000,000")
+
+
+@pytest.mark.parametrize(("gold", "prediction", "expected"), [
+    ("the cat sat", "cat sat down", 0.8),  # common 2, P 2/3, R 1 (the article goes)
+    ("Barack Obama", "Obama", 2 / 3),  # P 1, R 1/2
+    ("New York City", "York", 0.5),
+    ("x b b", "b b b", 2 / 3),  # multiset overlap: 2 of the 3 b's
+    ("Paris", "London", 0.0),
+])
+def test_token_f1_by_hand(gold: str, prediction: str, expected: float) -> None:
+    gold_tokens = normalize_answer(gold).split()
+    value = token_f1(normalize_answer(prediction).split(), Counter(gold_tokens), len(gold_tokens))
+    assert value == pytest.approx(expected)
+
+
+def test_f1_best_over_gold_answers_and_partitions() -> None:
+    gold = GoldSplit("temp", "dev", [
+        temp_example(1, "2000", "orig", ("Barack Obama", "President Obama")),
+        temp_example(2, "2001", "start", ("New York City",), ("New York City", "Boston")),
+        temp_example(3, "2002", "sampled_year", ("July 5, 1945",)),
+    ])
+    predictions = {gold.examples[0].key: "Obama",  # 2/3 against both: best 2/3
+                   gold.examples[1].key: "Boston",  # 0; but 1 against any_answer
+                   gold.examples[2].key: "5 July 1945"}  # same tokens, other order: F1 1
+    result = score(gold, parse(jsonl({"key": k, "prediction": v}
+                                     for k, v in predictions.items()), gold), resamples=0)
+    m = result.metrics
+    assert m["em"] == 0.0
+    assert m["f1"] == pytest.approx(100 * (2 / 3 + 0 + 1) / 3)
+    assert m["f1_static"] == pytest.approx(100 * 2 / 3)
+    assert m["f1_start"] == 0.0
+    assert m["f1_any"] == pytest.approx(100 * (2 / 3 + 1 + 1) / 3)
+    assert m["em_equiv"] == pytest.approx(100 / 3)
+    assert m["em_equiv_sampled"] == 100.0
+    assert m["em_equiv_any"] == pytest.approx(200 / 3)  # Boston, and the date
+    assert result.counts["f1_static"] == 1 == result.counts["em_equiv_static"]
+    rows = per_example(gold, parse(jsonl({"key": k, "prediction": v}
+                                         for k, v in predictions.items()), gold), result)
+    assert [r["correct_equiv"] for r in rows] == [False, False, True]
+    assert [r["f1"] for r in rows] == pytest.approx([2 / 3, 0.0, 1.0])
+
+
+# --- properties on random files ------------------------------------------------------------
+
+WORDS = ["1945", "1,000", "1000", "July", "5", "July 5, 1945", "5 July 1945", "the", "a",
+         "Paris", "three", "3", "May", "1939\u20131945", "1939-45", "Obama", "!", " ", "É",
+         "5 million", "5,000,000", "", "in", "1990s"]
+ANSWER = st.lists(st.sampled_from(WORDS), min_size=0, max_size=4).map(" ".join)
+
+
+@st.composite
+def random_files(draw: st.DrawFn) -> tuple[GoldSplit, list[str]]:
+    """A tiny temp split with random gold answers and random predictions."""
+    n = draw(st.integers(1, 8))
+    examples = []
+    for i in range(n):
+        answers = tuple(draw(st.lists(ANSWER, min_size=1, max_size=3)))
+        extra = tuple(draw(st.lists(ANSWER, max_size=2)))
+        examples.append(temp_example(i + 1, str(2000 + i),
+                                     draw(st.sampled_from(["orig", "start", "sampled_year"])),
+                                     answers, answers + extra))
+    gold = GoldSplit("temp", "dev", examples)
+    predictions = [draw(st.one_of(ANSWER, st.sampled_from(e.answers))) for e in examples]
+    return gold, predictions
+
+
+@SETTINGS
+@given(case=random_files())
+def test_lenient_holds_wherever_em_holds(case: tuple[GoldSplit, list[str]]) -> None:
+    gold, predictions = case
+    data = jsonl({"key": e.key, "prediction": p}
+                 for e, p in zip(gold.examples, predictions, strict=True))
+    parsed = parse(data, gold)
+    result = score(gold, parsed, resamples=0)
+    paper = score(gold, parsed, resamples=0, lenient=False)
+    assert {k: v for k, v in result.metrics.items() if k in paper.metrics} == paper.metrics
+    codes = result.outcomes
+    em = (codes & CORRECT) > 0
+    assert np.all(codes & LENIENT_SCORED)
+    assert np.all((codes[em] & CORRECT_EQUIV) > 0)
+    assert result.f1 is not None and result.f1_any is not None
+    assert np.all(result.f1[em] == 1.0)
+    assert np.all((result.f1 >= 0) & (result.f1 <= 1))
+    for name, value in result.metrics.items():
+        if name.startswith(("em_equiv", "f1")) and value is not None:
+            base = paper.metrics["em" + name.removeprefix("em_equiv").removeprefix("f1")]
+            assert base is not None and value >= base - 1e-9, name
+    # Reference: EM (normalized equality) implies em_equiv, per example, by definition.
+    for position, (example, prediction) in enumerate(
+            zip(gold.examples, predictions, strict=True)):
+        if any(exact(a, prediction) for a in example.answers):
+            assert codes[position] & CORRECT_EQUIV
+
+
+# --- CIs ----------------------------------------------------------------------------------------
+
+
+def test_binary_metric_ci_matches_the_em_bootstrap() -> None:
+    correct = np.array([True] * 300 + [False] * 700)
+    value = binary_metric(correct, name="em_equiv", seed=4, resamples=4000)
+    assert value.value == 30.0 and value.count == 1000
+    assert value.ci is not None
+    # Binomial(1000, 0.3) in percent: sd 1.449, so the 95% interval is about 30 ± 2.84.
+    assert value.ci[0] == pytest.approx(30 - 2.84, abs=0.35)
+    assert value.ci[1] == pytest.approx(30 + 2.84, abs=0.35)
+    assert binary_metric(correct, name="em_equiv", seed=4, resamples=0).ci is None
+    assert binary_metric(correct[:0], name="x", seed=4, resamples=10).value is None
+
+
+def test_mean_metric_ci_against_an_index_bootstrap() -> None:
+    rng = np.random.default_rng(7)
+    scores = np.concatenate([np.zeros(500), np.ones(350), rng.uniform(0.1, 0.9, 150)])
+    value = mean_metric(scores, name="f1", seed=3, resamples=4000)
+    assert value.value == pytest.approx(100 * scores.mean())
+    draws = scores[rng.integers(0, scores.size, (4000, scores.size))].mean(axis=1) * 100
+    low, high = np.percentile(draws, [2.5, 97.5])
+    assert value.ci is not None
+    assert value.ci[0] == pytest.approx(low, abs=0.4)
+    assert value.ci[1] == pytest.approx(high, abs=0.4)
+
+
+def test_lenient_metrics_equal_to_em_reuse_its_ci(tiny_temp: GoldSplit) -> None:
+    data = jsonl({"key": e.key, "prediction": e.answers[0] if i % 2 else "zzz"}
+                 for i, e in enumerate(tiny_temp.examples))
+    result = score(tiny_temp, parse(data, tiny_temp), resamples=200)
+    assert result.metrics["em_equiv"] == result.metrics["em"]
+    assert result.ci["em_equiv"] == result.ci["em"]
+    assert result.ci["f1"] == result.ci["em"]
+
+
+# --- comparisons and stored scores -----------------------------------------------------------
+
+
+def test_compare_lenient_only_with_marked_codes(tiny_temp: GoldSplit) -> None:
+    good = score(tiny_temp, parse(jsonl({"key": e.key, "prediction": e.answers[0]}
+                                        for e in tiny_temp.examples), tiny_temp), resamples=0)
+    bad = score(tiny_temp, parse(jsonl({"key": e.key, "prediction": "zzz"}
+                                       for e in tiny_temp.examples), tiny_temp), resamples=0)
+    paired = compare(tiny_temp, good.outcomes, bad.outcomes, resamples=50, lenient=True)
+    assert paired["em_equiv"].difference == 100.0
+    assert "f1" not in paired
+    # Codes stored before the lenient metrics (no LENIENT_SCORED bit): no em_equiv rows.
+    old = good.outcomes & ~(LENIENT_SCORED | CORRECT_EQUIV)
+    assert set(compare(tiny_temp, old, bad.outcomes, resamples=50, lenient=True)) == {
+        "em", "em_static", "em_sampled", "em_start", "em_any"}
+    assert compare(tiny_temp, good.outcomes, bad.outcomes, resamples=50)["em"] == \
+        compare(tiny_temp, old, bad.outcomes & 3, resamples=50)["em"]
+
+
+# --- the release ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("track", ["temp", "geo", "present", "curprev"])
+def test_release_any_answer_predictions(release_gold: GoldSet, track: str) -> None:
+    """The release's first any_answer as predictions: lenient >= EM, counts as EM's."""
+    gold = release_gold.get(track, "test")
+    data = jsonl({"key": e.key, "prediction": (e.any_answers or e.answers)[0]}
+                 for e in gold.examples)
+    parsed = parse(data, gold)
+    result = score(gold, parsed, resamples=0)
+    paper = score(gold, parsed, resamples=0, lenient=False)
+    for name in paper.metrics:
+        assert result.metrics[name] == paper.metrics[name]
+        suffix = name.removeprefix("em")
+        for family in ("em_equiv", "f1"):
+            assert result.counts[family + suffix] == paper.counts[name]
+            assert result.metrics[family + suffix] >= paper.metrics[name]  # type: ignore[operator]
+    assert np.array_equal(result.outcomes & 3, paper.outcomes)
+
+
+def test_release_gold_as_predictions_scores_100_everywhere(release_gold: GoldSet) -> None:
+    gold = release_gold.get("temp", "test")
+    data = json.dumps({e.key: e.answers[0] for e in gold.examples}).encode()
+    result = score(gold, parse(data, gold), resamples=0)
+    assert all(v == 100.0 for k, v in result.metrics.items() if k != "em_any" and
+               not k.endswith("_any"))
