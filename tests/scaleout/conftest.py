@@ -74,8 +74,10 @@ class Deployment:
     def web(self, instance: str, workers: int = 2) -> str:
         """Start `gunicorn app:app` for an instance; its URL once it answers."""
         port = free_port()
+        # No control socket: gunicorn would put it in $HOME/.gunicorn, shared by instances.
         self.start([sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}",
-                    "--workers", str(workers), "--threads", "2", "app:app"],
+                    "--workers", str(workers), "--threads", "2", "--no-control-socket",
+                    "app:app"],
                    instance, f"{instance}.log")
         url = f"http://127.0.0.1:{port}"
         wait_for(lambda: _answers(url), 60, f"gunicorn of {instance}")
