@@ -71,6 +71,19 @@ def encode(tokenizer: Any, text: str, max_length: int | None) -> list[int]:
     return [bos, *body, eos]
 
 
+#: transformers 2.x ``clean_up_tokenization`` (applied by data.py's decode); transformers 5
+#: no longer applies it to BPE tokenizers, so it is done here.
+CLEAN_UP = ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
+            (" 'm", "'m"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"))
+
+
+def clean_up(text: str) -> str:
+    """Remove the spaces before punctuation and contractions, as transformers 2.x did."""
+    for before, after in CLEAN_UP:
+        text = text.replace(before, after)
+    return text
+
+
 def pad_batch(tokenizer: Any, sequences: Sequence[list[int]]) -> dict[str, Any]:
     """Right-pad id lists into input_ids and attention_mask tensors."""
     import torch  # lazy: see the module docstring
@@ -223,8 +236,8 @@ def generate(model: Any, tokenizer: Any, questions: Sequence[str],
                              num_beams=NUM_BEAMS, max_length=MAX_OUTPUT_LENGTH,
                              early_stopping=True)
     texts = tokenizer.batch_decode(out, skip_special_tokens=True,
-                                   clean_up_tokenization_spaces=True)
-    return [text.strip().lower() for text in texts]
+                                   clean_up_tokenization_spaces=False)
+    return [clean_up(text).strip().lower() for text in texts]
 
 
 class BartPredictor:

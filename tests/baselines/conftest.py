@@ -22,7 +22,14 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 REAL_DATA = os.environ.get("SITUATEDQA_DATA")
 
-WORDS = ["who", "what", "when", "where", "is", "was", "the", "president", "prime", "minister", "of", "india", "usa", "france", "in", "as", "2018", "2019", "2020", "2021", "paris", "london", "capital", "city", "olympics", "held", "previously", "current", "team", "won", "world", "cup", "last", "time", "chancellor", "germany", "modi", "trump", "biden", "macron", "merkel", "scholz", "tokyo", "beijing", "rio", "currency", "dollar", "euro", "rupee", "value", "how", "many", "episodes", "season", "crown"]
+WORDS = [
+    "who", "what", "when", "where", "is", "was", "the", "president", "prime", "minister", "of",
+    "india", "usa", "france", "in", "as", "2018", "2019", "2020", "2021", "paris", "london",
+    "capital", "city", "olympics", "held", "previously", "current", "team", "won", "world", "cup",
+    "last", "time", "chancellor", "germany", "modi", "trump", "biden", "macron", "merkel",
+    "scholz", "tokyo", "beijing", "rio", "currency", "dollar", "euro", "rupee", "value", "how",
+    "many", "episodes", "season", "crown",
+]
 
 
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:

@@ -8,13 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
-
 from baselines_helpers import invoke, read
 
 from baselines import bart
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
 
 
 def test_question_text_follows_the_checkpoint_code() -> None:
@@ -23,6 +22,7 @@ def test_question_text_follows_the_checkpoint_code() -> None:
     assert bart.bart_question("Who won?") == "who won?"
     assert bart.bart_question("who won? ") == "who won? ?"
     assert bart.bart_answer("Joe Biden") == "joe biden"
+    assert bart.clean_up("it is n't 5 , is it ?") == "it isn't 5, is it?"
 
 
 def char_ids(tok_dir: Path, text: str) -> list[int]:
@@ -51,8 +51,9 @@ def test_long_questions_are_cut_to_32_ids_with_the_end_token(
     ids = bart.encode_questions(tok, ["a" * 50])["input_ids"][0].tolist()
     assert ids == [0, 0, *char_ids(bart_models["model"].parent / "tok", "a" * 29), 2]
     labels = bart.encode_answers(tok, ["Paris", "a b"])
-    assert labels[0].tolist() == [0, 0, *char_ids(bart_models["model"].parent / "tok", "paris"), 2]
-    assert labels[1].tolist() == [0, 0, *char_ids(bart_models["model"].parent / "tok", "a b"), 2, -100, -100]
+    tok_dir = bart_models["model"].parent / "tok"
+    assert labels[0].tolist() == [0, 0, *char_ids(tok_dir, "paris"), 2]
+    assert labels[1].tolist() == [0, 0, *char_ids(tok_dir, "a b"), 2, -100, -100]
 
 
 def test_state_dict_loads_with_logged_key_differences(

@@ -40,7 +40,8 @@ def test_query_modification_reproduces_every_edited_question(track: str, split: 
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
     items = load_qa_items(Path(REAL or ""), track, split, "query-modified")
     assert len(items) == len(rows)
-    mismatches = [(item.query, row["edited_question"]) for item, row in zip(items, rows)
+    mismatches = [(item.query, row["edited_question"]) for item, row in
+                  zip(items, rows, strict=True)
                   if item.query != row["edited_question"]]
     assert mismatches == []
 

@@ -47,7 +47,10 @@ def test_interrupted_then_resumed_equals_uninterrupted(
 
 def test_writer_skips_done_keys(tmp_path: Path) -> None:
     path = tmp_path / "out.jsonl"
-    key = lambda r: (r["id"],)
+
+    def key(record: dict[str, Any]) -> tuple[Any, ...]:
+        return (record["id"],)
+
     with ResumableWriter(path, key) as writer:
         writer.write_batch([{"id": 1}, {"id": 2}])
     with ResumableWriter(path, key) as writer:
