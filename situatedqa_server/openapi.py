@@ -1,14 +1,21 @@
-"""The OpenAPI 3 description of /api/v1, built from the code's own constants, and its page.
+"""The OpenAPI 3.1 description of /api/v1, generated from typed models, and its page.
 
-Each leaderboard is its own path (/api/v1/leaderboards/temp, …) because the columns one can
-sort by differ per track: a single templated path could not say which values are valid.
+Request and response bodies and query parameters are pydantic models, declared once here;
+pydantic writes their JSON Schema (2020-12, the dialect of OpenAPI 3.1). Each leaderboard
+is its own path (/api/v1/leaderboards/temp, …) because the columns one can sort by differ
+per track: its query model is made per track from the track declarations (via columns_of),
+so a metric added to a track appears here without an edit.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
 
 from flask import Blueprint, render_template
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model
+from pydantic.json_schema import models_json_schema
 from werkzeug.datastructures import MultiDict
 
 from benchmark import SPLITS, TRACK_INFO, TRACKS
@@ -22,309 +29,455 @@ from .services.leaderboards import MAX_PAGE, MAX_PER_PAGE, TEXT_COLUMNS, columns
 bp = Blueprint("openapi", __name__)
 API = "/api/v1"
 JSON = "application/json"
-PAGE_PARAMETERS = ("split", "sort", "order", "hide_baselines", "model_type", "fine_tuned",
-                   "page", "per_page", "version")
-YES_NO = ["1", "0", "yes", "no", "true", "false", "on", "off"]
+SCHEMAS = "#/components/schemas/{model}"
+YesNo = Literal["1", "0", "yes", "no", "true", "false", "on", "off"]
 #: Text without the control characters every input refuses (see inputs.CONTROL).
 NO_CONTROLS = "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f]*$"
+URL_PATTERN = r"^https?://[A-Za-z0-9.-]+(/[!-~]*)?$"
 
 
-def ref(name: str) -> dict[str, str]:
-    """A reference to a component schema."""
-    return {"$ref": f"#/components/schemas/{name}"}
+def one_of(values: Iterable[str], description: str | None = None) -> Any:
+    """A string field whose values are fixed at run time (tracks, splits, columns)."""
+    return Field(description=description, json_schema_extra={"enum": list(values)})
 
 
-def nullable(schema: dict[str, Any]) -> dict[str, Any]:
-    """A schema that also allows null (OpenAPI 3.0 style)."""
-    return {**schema, "nullable": True}
+Track = Annotated[str, one_of(TRACKS)]
+Split = Annotated[str, one_of(SPLITS)]
+Timestamp = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
+Metrics = Annotated[dict[str, float | None], Field(
+    description="Metric name to value in percent (null: undefined).")]
+Intervals = Annotated[dict[str, Annotated[list[float], Field(min_length=2, max_length=2)] | None],
+                      Field(description="Metric name to its 95% bootstrap CI [low, high].")]
+Counts = Annotated[dict[str, int], Field(
+    description="Metric name to the number of examples behind it.")]
 
 
-def json_body(schema: dict[str, Any], description: str, **extra: Any) -> dict[str, Any]:
-    """A JSON response object."""
-    return {"description": description, "content": {JSON: {"schema": schema}}, **extra}
+# --- bodies -----------------------------------------------------------------------------------
 
 
-def error(description: str, **headers: dict[str, Any]) -> dict[str, Any]:
-    """An error response in the one error shape, with optional documented headers."""
-    response = json_body(ref("Error"), description)
-    if headers:
-        response["headers"] = headers
-    return response
+class ErrorDetail(BaseModel):
+    """The code, message and details of an error."""
+
+    model_config = ConfigDict(extra="forbid")
+    code: str = Field(description="snake_case, e.g. quota_exceeded.")
+    message: str = Field(description="A sentence for people.")
+    details: Any = Field(description="Machine-readable context, or null.")
 
 
-RETRY_AFTER = {"description": "Seconds until a request may succeed.",
-               "schema": {"type": "integer", "minimum": 0}}
-WWW_AUTHENTICATE = {"description": "The Bearer challenge.", "schema": {"type": "string"}}
-RESPONSES: dict[str, dict[str, Any]] = {
-    "BadRequest": error("The request is malformed; details.fields or details.problems say how."),
-    "Unauthorized": error("The bearer token is missing, unknown, revoked or expired "
-                          "(codes missing_token, invalid_token, token_revoked, token_expired).",
-                          **{"WWW-Authenticate": WWW_AUTHENTICATE}),
-    "NotFound": error("No such resource, or not one the caller may see."),
-    "TooLarge": error("The upload is larger than the server's limit."),
-    "TooMany": error("A quota or rate limit is reached; quota errors give details.resets_at "
-                     "(the next UTC midnight, ISO 8601, or null for the total quota).",
-                     **{"Retry-After": RETRY_AFTER}),
-    "Unavailable": error("The gold has not been imported yet."),
-    "Conflict": error("duplicate_submission: your team already has these predictions on this "
-                      "track and split (details.submission_id; nothing stored, no quota "
-                      "spent); conflict: a request with this Idempotency-Key is still being "
-                      "processed; not_released: the Ladder withheld this submission's "
-                      "scores, so it cannot be published (details.shown_submission_id)."),
-}
+class Error(BaseModel):
+    """The one error shape of every /api/v1 response with status >= 400."""
+
+    model_config = ConfigDict(extra="forbid")
+    error: ErrorDetail
 
 
-def respond(*names: str) -> dict[str, Any]:
-    """References to shared error responses by status."""
-    status = {"BadRequest": "400", "Unauthorized": "401", "NotFound": "404", "Conflict": "409",
-              "TooLarge": "413", "TooMany": "429", "Unavailable": "503"}
-    return {status[n]: {"$ref": f"#/components/responses/{n}"} for n in names}
+class Submission(BaseModel):
+    """A submission with its scores (those of shown_submission_id when withheld)."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: int
+    status: Literal["scored"]
+    track: Track
+    split: Split
+    method_name: str
+    team: str
+    visibility: Literal["private", "public"]
+    hidden: bool
+    flag: str | None
+    submitted_at: Timestamp
+    primary_metric: str
+    released: bool = Field(description=(
+        "False when SITUATEDQA_TEST_FEEDBACK=ladder withheld this test submission's scores: "
+        "metrics, ci and counts are then those of shown_submission_id."))
+    shown_submission_id: int = Field(description=(
+        "The submission whose scores are shown: this one unless withheld."))
+    feedback: str | None = Field(description=(
+        "Why the scores shown are another submission's (null when released)."))
+    n: int | None
+    metrics: Metrics
+    ci: Intervals
+    counts: Counts
+    description: str
+    paper_url: str | None
+    code_url: str | None
+    model_type: str
+    fine_tuned: bool
+    knowledge_date: str | None
+    parameter_count: int | None
+    format: str
 
 
-METRICS = {"type": "object", "description": "Metric name to value in percent (null: undefined).",
-           "additionalProperties": nullable({"type": "number"})}
-CIS = {"type": "object", "description": "Metric name to its 95% bootstrap CI [low, high].",
-       "additionalProperties": nullable({"type": "array", "items": {"type": "number"},
-                                         "minItems": 2, "maxItems": 2})}
-COUNTS = {"type": "object", "description": "Metric name to the number of examples behind it.",
-          "additionalProperties": {"type": "integer"}}
-SCHEMAS: dict[str, dict[str, Any]] = {
-    "Error": {
-        "type": "object", "required": ["error"],
-        "description": "The one error shape of every /api/v1 response with status >= 400.",
-        "properties": {"error": {
-            "type": "object", "required": ["code", "message", "details"],
-            "properties": {
-                "code": {"type": "string", "description": "snake_case, e.g. quota_exceeded."},
-                "message": {"type": "string", "description": "A sentence for people."},
-                "details": {"description": "Machine-readable context, or null.",
-                            "nullable": True},
-            }}},
-    },
-    "Submission": {
-        "type": "object",
-        "required": ["id", "status", "track", "split", "method_name", "team", "visibility",
-                     "hidden", "submitted_at", "primary_metric", "metrics", "ci", "counts",
-                     "n"],
-        "properties": {
-            "id": {"type": "integer"}, "status": {"type": "string", "enum": ["scored"]},
-            "track": {"type": "string", "enum": list(TRACKS)},
-            "split": {"type": "string", "enum": list(SPLITS)},
-            "method_name": {"type": "string"}, "team": {"type": "string"},
-            "visibility": {"type": "string", "enum": ["private", "public"]},
-            "hidden": {"type": "boolean"}, "flag": nullable({"type": "string"}),
-            "submitted_at": {"type": "string", "format": "date-time"},
-            "primary_metric": {"type": "string"}, "n": nullable({"type": "integer"}),
-            "metrics": METRICS, "ci": CIS, "counts": COUNTS,
-            "description": {"type": "string"}, "paper_url": nullable({"type": "string"}),
-            "code_url": nullable({"type": "string"}), "model_type": {"type": "string"},
-            "fine_tuned": {"type": "boolean"}, "knowledge_date": nullable({"type": "string"}),
-            "parameter_count": nullable({"type": "integer"}), "format": {"type": "string"},
-            "released": {"type": "boolean", "description": (
-                "False when SITUATEDQA_TEST_FEEDBACK=ladder withheld this test submission's "
-                "scores: metrics, ci and counts are then those of shown_submission_id.")},
-            "shown_submission_id": {"type": "integer", "description": (
-                "The submission whose scores are shown: this one unless withheld.")},
-            "feedback": nullable({"type": "string", "description": (
-                "Why the scores shown are another submission's (null when released).")}),
-        },
-    },
-    "SubmissionList": {"type": "object", "required": ["submissions"], "properties": {
-        "submissions": {"type": "array", "items": ref("Submission")}}},
-    "Examples": {"type": "object", "required": ["id", "examples"], "properties": {
-        "id": {"type": "integer"},
-        "examples": {"type": "array", "items": {
-            "type": "object", "required": ["key", "question", "correct"],
-            "description": "One dev/train example: inputs, gold, prediction, correctness.",
-            "properties": {"key": {"type": "string"}, "question": {"type": "string"},
-                           "context": {"type": "object"},
-                           "partitions": {"type": "array", "items": {"type": "string"}},
-                           "correct": {"type": "boolean"},
-                           "correct_any": {"type": "boolean"}}}}}},
-    "LeaderboardEntry": {
-        "type": "object",
-        "required": ["id", "rank", "method_name", "metrics", "ci", "baseline", "reported"],
-        "properties": {
-            "id": nullable({"type": "integer"}), "rank": nullable({"type": "integer"}),
-            "method_name": {"type": "string"}, "team": nullable({"type": "string"}),
-            "metrics": METRICS, "ci": CIS, "baseline": {"type": "boolean"},
-            "reported": {"type": "boolean", "description": "A number from the paper."},
-            "submitted_at": nullable({"type": "string", "format": "date-time"}),
-            "paper_url": nullable({"type": "string"}), "code_url": nullable({"type": "string"}),
-            "model_type": {"type": "string"}, "fine_tuned": {"type": "boolean"},
-            "flag": nullable({"type": "string"}), "source": nullable({"type": "string"}),
-        },
-    },
-    "Leaderboard": {
-        "type": "object",
-        "required": ["track", "split", "primary_metric", "columns", "sort", "order", "page",
-                     "per_page", "total", "entries"],
-        "properties": {
-            "track": {"type": "string", "enum": list(TRACKS)},
-            "split": {"type": "string", "enum": list(SPLITS)},
-            "primary_metric": {"type": "string"}, "gold_version": {"type": "string"},
-            "columns": {"type": "array", "items": {"type": "string"}},
-            "sort": {"type": "string"}, "order": {"type": "string", "enum": ["asc", "desc"]},
-            "page": {"type": "integer"}, "per_page": {"type": "integer"},
-            "total": {"type": "integer"},
-            "entries": {"type": "array", "items": ref("LeaderboardEntry")},
-        },
-    },
-    "Tracks": {"type": "object", "required": ["tracks"], "properties": {"tracks": {
-        "type": "array", "items": {
-            "type": "object",
-            "required": ["name", "title", "metrics", "primary_metric", "description"],
-            "properties": {"name": {"type": "string"}, "title": {"type": "string"},
-                           "metrics": {"type": "array", "items": {"type": "string"}},
-                           "primary_metric": {"type": "string"},
-                           "description": {"type": "string"}}}}}},
-    "Quota": {"type": "object", "required": ["resets_at", "tracks"], "properties": {
-        "resets_at": {"type": "string", "format": "date-time",
-                      "description": "The next UTC midnight."},
-        "tracks": {"type": "object", "additionalProperties": {
-            "type": "object",
-            "required": ["used_today", "daily_limit", "used_total", "total_limit", "remaining"],
-            "properties": {name: {"type": "integer"} for name in (
-                "used_today", "daily_limit", "used_total", "total_limit", "remaining")}}}}},
-}
+class SubmissionList(BaseModel):
+    """A team's submissions, newest first."""
 
-SUBMISSION_ID = {"name": "submission_id", "in": "path", "required": True,
-                 "description": "A submission's id.",
-                 "schema": {"type": "integer", "format": "int32", "minimum": 1,
-                            "maximum": MAX_ID}}
-BEARER: list[dict[str, list[str]]] = [{"bearerAuth": []}]
-UPLOAD_FORM = {
-    "type": "object", "required": ["track", "split", "file", "method_name"],
-    "properties": {
-        "track": {"type": "string", "enum": list(TRACKS)},
-        "split": {"type": "string", "enum": list(SPLITS)},
-        "file": {"type": "string", "format": "binary",
-                 "description": "Predictions: JSONL, JSON or CSV, optionally gzip-compressed."},
-        "method_name": {"type": "string", "maxLength": 200, "pattern": r"\S"},
-        "description": {"type": "string", "maxLength": 5000},
-        "paper_url": {"type": "string", "maxLength": 500,
-                      "pattern": r"^https?://[A-Za-z0-9.-]+(/[!-~]*)?$"},
-        "code_url": {"type": "string", "maxLength": 500,
-                     "pattern": r"^https?://[A-Za-z0-9.-]+(/[!-~]*)?$"},
-        "model_type": {"type": "string", "enum": [m.value for m in ModelType]},
-        "fine_tuned": {"type": "string", "enum": YES_NO},
-        "knowledge_date": {"type": "string",
-                           "pattern": r"^[0-9]{4}(-[0-9]{2}(-[0-9]{2})?)?$"},
-        "parameter_count": {"type": "string", "pattern": r"^[0-9]{1,12}[kKmMbBtT]?$",
-                            "description": "e.g. 770M, 11B or 1500000."},
-        "public": {"type": "string", "enum": YES_NO,
-                   "description": "Publish on the leaderboard at once."},
-    },
-}
+    submissions: list[Submission]
 
 
-def operation(summary: str, description: str, responses: dict[str, Any],
-              **extra: Any) -> dict[str, Any]:
-    """An operation object with its summary, description and responses."""
-    return {"summary": summary, "description": description, "responses": responses, **extra}
+class ExampleRow(BaseModel):
+    """One dev/train example: inputs, gold, prediction, correctness (QA rows add
+    correct_any, and correct_equiv and f1 where lenient scoring applies)."""
+
+    key: str
+    question: str
+    context: dict[str, Any]
+    partitions: list[str]
+    prediction: Any
+    gold: Any
+    correct: bool
 
 
-def submission_paths() -> dict[str, Any]:
-    """The submission routes: upload, list, read, per-example rows, publish, withdraw, delete."""
-    one = {"200": json_body(ref("Submission"), "The submission with its scores.")}
-    return {
-        f"{API}/submissions": {
-            "post": operation(
-                "Upload a prediction file",
-                "Validated and scored in the request: 201 with the scores, or 400 with "
-                "every problem (nothing stored, no test quota spent).",
-                {"201": json_body(ref("Submission"), "Stored and scored."),
-                 **respond("BadRequest", "Unauthorized", "Conflict", "TooLarge", "TooMany",
-                           "Unavailable")},
-                operationId="createSubmission", security=BEARER,
-                requestBody={"required": True, "content": {
-                    "multipart/form-data": {"schema": UPLOAD_FORM}}}),
-            "get": operation(
-                "Your team's submissions", "Newest first, each with its scores.",
-                {"200": json_body(ref("SubmissionList"), "The submissions."),
-                 **respond("Unauthorized")}, operationId="listSubmissions", security=BEARER),
-        },
-        f"{API}/submissions/{{submission_id}}": {
-            "get": operation(
-                "One submission", "Your team's, or any published one (no token needed).",
-                {**one, **respond("Unauthorized", "NotFound")}, operationId="getSubmission",
-                parameters=[SUBMISSION_ID], security=[{"bearerAuth": []}, {}]),
-            "delete": operation(
-                "Delete a submission", "Soft delete; the test quota it used is not given back.",
-                {"204": {"description": "Deleted."}, **respond("Unauthorized", "NotFound")},
-                operationId="deleteSubmission", parameters=[SUBMISSION_ID], security=BEARER),
-        },
-        f"{API}/submissions/{{submission_id}}/examples": {"get": operation(
-            "Per-example rows (dev and train only)",
-            "Question, context, gold, prediction and correctness; 404 hidden_split on test.",
-            {"200": json_body(ref("Examples"), "One row per example."),
-             **respond("Unauthorized", "NotFound", "Unavailable")},
-            operationId="getExamples", parameters=[SUBMISSION_ID], security=BEARER)},
-        f"{API}/submissions/{{submission_id}}/publish": {"post": operation(
-            "Publish on the leaderboard",
-            "Idempotent; 409 not_released for a submission the Ladder withheld.",
-            {**one, **respond("Unauthorized", "NotFound", "Conflict")},
-            operationId="publishSubmission",
-            parameters=[SUBMISSION_ID], security=BEARER)},
-        f"{API}/submissions/{{submission_id}}/withdraw": {"post": operation(
-            "Withdraw from the leaderboard", "Private again; idempotent.",
-            {**one, **respond("Unauthorized", "NotFound")}, operationId="withdrawSubmission",
-            parameters=[SUBMISSION_ID], security=BEARER)},
-    }
+class Examples(BaseModel):
+    """Per-example rows of a submission."""
+
+    id: int
+    examples: list[ExampleRow]
+
+
+class LeaderboardEntry(BaseModel):
+    """A ranked submission, or a number from the paper (no id, rank or CI)."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: int | None
+    rank: int | None
+    method_name: str
+    team: str | None
+    metrics: Metrics
+    ci: Intervals
+    baseline: bool
+    reported: bool = Field(description="A number from the paper.")
+    submitted_at: Timestamp | None
+    paper_url: str | None
+    code_url: str | None
+    model_type: str
+    fine_tuned: bool
+    flag: str | None
+    source: str | None
+
+
+class Leaderboard(BaseModel):
+    """One page of a leaderboard."""
+
+    model_config = ConfigDict(extra="forbid")
+    track: Track
+    split: Split
+    primary_metric: str
+    gold_version: str | None
+    columns: list[str]
+    sort: str
+    order: Literal["asc", "desc"]
+    page: int
+    per_page: int
+    total: int
+    entries: list[LeaderboardEntry]
+
+
+class TrackSummary(BaseModel):
+    """A track's title, metrics and primary metric."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: Track
+    title: str
+    metrics: list[str]
+    primary_metric: str
+    description: str
+
+
+class Tracks(BaseModel):
+    """Every track."""
+
+    tracks: list[TrackSummary]
+
+
+class TrackQuota(BaseModel):
+    """A team's test quota on one track."""
+
+    model_config = ConfigDict(extra="forbid")
+    used_today: int
+    daily_limit: int
+    used_total: int
+    total_limit: int
+    remaining: int
+
+
+class Quota(BaseModel):
+    """A team's test quota on every track."""
+
+    model_config = ConfigDict(extra="forbid")
+    resets_at: Timestamp = Field(description="The next UTC midnight.")
+    tracks: dict[str, TrackQuota]
+
+
+class Upload(BaseModel):
+    """The upload form (multipart/form-data)."""
+
+    track: Track
+    split: Split
+    file: bytes = Field(description="Predictions: JSONL, JSON or CSV, optionally gzip-compressed.")
+    method_name: str = Field(max_length=200, pattern=r"\S")
+    description: str | None = Field(None, max_length=5000)
+    paper_url: str | None = Field(None, max_length=500, pattern=URL_PATTERN)
+    code_url: str | None = Field(None, max_length=500, pattern=URL_PATTERN)
+    model_type: ModelType | None = None
+    fine_tuned: YesNo | None = None
+    knowledge_date: str | None = Field(None, pattern=r"^[0-9]{4}(-[0-9]{2}(-[0-9]{2})?)?$")
+    parameter_count: str | None = Field(None, pattern=r"^[0-9]{1,12}[kKmMbBtT]?$",
+                                        description="e.g. 770M, 11B or 1500000.")
+    public: YesNo | None = Field(None, description="Publish on the leaderboard at once.")
+
+
+class SubmissionPath(BaseModel):
+    """The path of a submission's routes."""
+
+    submission_id: int = Field(ge=1, le=MAX_ID, description="A submission's id.")
+
+
+class BoardQuery(BaseModel):
+    """The query of a leaderboard (the per-track models narrow sort to its columns)."""
+
+    split: Split = Field("test", description="Split.")
+    sort: str | None = Field(None, description="Column to sort by (default: the primary "
+                                               "metric).")
+    order: Literal["asc", "desc"] = Field("desc", description="Sort order.")
+    hide_baselines: YesNo | None = Field(None, description="Hide baselines and the paper's "
+                                                           "numbers.")
+    model_type: ModelType | None = Field(None, description="Only this model type.")
+    fine_tuned: Literal["yes", "no"] | None = Field(
+        None, description="Only fine-tuned (yes) or not (no) systems.")
+    page: int = Field(1, ge=1, le=MAX_PAGE, description="Page number.")
+    per_page: int | None = Field(None, ge=1, le=MAX_PER_PAGE, description="Entries per page.")
+    version: str | None = Field(None, max_length=80, pattern=NO_CONTROLS, description=(
+        "A published gold version's name (absent or empty: the active one); unknown: 404."))
+
+
+# --- the per-track query: sort columns from the track declarations -----------------------------
 
 
 def split_columns(track: str) -> dict[str, list[str]]:
-    """The metric columns of each split of a track (identification: per source dataset)."""
+    """The sortable columns of each split of a track: its metric columns, then the text ones."""
     try:
-        return {split: columns_of(track, split) for split in SPLITS}
-    except GoldUnavailable:
-        return {split: list(TRACK_INFO[track].metrics) for split in SPLITS}
+        by_split = {split: columns_of(track, split) for split in SPLITS}
+    except GoldUnavailable:  # identification's per-source columns need the gold
+        info = TRACK_INFO[track]
+        by_split = {split: [*info.metrics, *info.lenient_metrics] for split in SPLITS}
+    return {split: [*columns, *TEXT_COLUMNS] for split, columns in by_split.items()}
 
 
-def board_parameters(track: str) -> list[dict[str, Any]]:
-    """The query parameters of a track's leaderboard (the columns depend on track and split)."""
+def board_query(track: str) -> type[BaseModel]:
+    """The query model of one track's leaderboard: sort is one of its columns."""
     by_split = split_columns(track)
-    columns = sorted({c for cs in by_split.values() for c in cs})
+    columns: list[JsonValue] = [*sorted({c for cs in by_split.values() for c in cs})]
+    columns_by_split: dict[str, JsonValue] = {
+        split: list[JsonValue](cs) for split, cs in by_split.items()}
     per_split = "; ".join(f"{split}: {', '.join(cs)}" for split, cs in by_split.items())
+    sort = Field(None, description=(
+        f"Column to sort by (default: the primary metric). The columns depend on the split "
+        f"({per_split}). A column the split lacks: 400."), json_schema_extra={
+            "enum": columns, "x-columns-by-split": columns_by_split})
+    name = "BoardQuery_" + track.replace("-", "_")
+    model: type[BaseModel] = create_model(name, __base__=BoardQuery,
+                                          sort=(str | None, sort))
+    return model
 
-    def query(name: str, schema: dict[str, Any], description: str) -> dict[str, Any]:
-        return {"name": name, "in": "query", "required": False, "schema": schema,
-                "description": description}
 
+# --- operations -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One documented route: its models, errors and words."""
+
+    method: str
+    path: str
+    operation_id: str
+    summary: str
+    description: str
+    response: type[BaseModel] | None
+    status: str = "200"
+    errors: Sequence[int] = ()
+    auth: Literal["required", "optional", "none"] = "required"
+    body: type[BaseModel] | None = None
+    path_model: type[BaseModel] | None = None
+    query: type[BaseModel] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+#: Each error status's shared response: its name and meaning (every one has the Error shape).
+ERRORS: dict[int, tuple[str, str]] = {
+    400: ("BadRequest", "The request is malformed; details.fields or details.problems say how."),
+    401: ("Unauthorized", "The bearer token is missing, unknown, revoked or expired (codes "
+                          "missing_token, invalid_token, token_revoked, token_expired)."),
+    404: ("NotFound", "No such resource, or not one the caller may see."),
+    409: ("Conflict", "duplicate_submission: your team already has these predictions on this "
+                      "track and split (details.submission_id; nothing stored, no quota "
+                      "spent); conflict: a request with this Idempotency-Key is still being "
+                      "processed; not_released: the Ladder withheld this submission's scores, "
+                      "so it cannot be published (details.shown_submission_id)."),
+    413: ("TooLarge", "The upload is larger than the server's limit."),
+    429: ("TooMany", "A quota or rate limit is reached; quota errors give details.resets_at "
+                     "(the next UTC midnight, ISO 8601, or null for the total quota)."),
+    503: ("Unavailable", "The gold has not been imported yet."),
+}
+ERROR_HEADERS: dict[int, dict[str, Any]] = {
+    401: {"WWW-Authenticate": {"description": "The Bearer challenge.",
+                               "schema": {"type": "string"}}},
+    429: {"Retry-After": {"description": "Seconds until a request may succeed.",
+                          "schema": {"type": "integer", "minimum": 0}}},
+}
+ONE = f"{API}/submissions/{{submission_id}}"
+
+
+def operations() -> list[Operation]:
+    """Every /api/v1 route."""
+    one = SubmissionPath
     return [
-        query("split", {"type": "string", "enum": list(SPLITS), "default": "test"}, "Split."),
-        {**query("sort", {"type": "string", "enum": [*columns, *TEXT_COLUMNS]},
-                 f"Column to sort by (default: the primary metric). The metric columns "
-                 f"depend on the split ({per_split}); every split also has "
-                 f"{', '.join(TEXT_COLUMNS)}. A column the split lacks: 400."),
-         "x-columns-by-split": {split: [*cs, *TEXT_COLUMNS] for split, cs in by_split.items()}},
-        query("order", {"type": "string", "enum": ["asc", "desc"], "default": "desc"},
-              "Sort order."),
-        query("hide_baselines", {"type": "string", "enum": YES_NO},
-              "Hide baselines and the paper's numbers."),
-        query("model_type", {"type": "string", "enum": [m.value for m in ModelType]},
-              "Only this model type."),
-        query("fine_tuned", {"type": "string", "enum": ["yes", "no"]},
-              "Only fine-tuned (yes) or not (no) systems."),
-        query("page", {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "default": 1},
-              "Page number."),
-        query("per_page", {"type": "integer", "minimum": 1, "maximum": MAX_PER_PAGE},
-              "Entries per page."),
-        query("version", {"type": "string", "maxLength": 80, "pattern": NO_CONTROLS},
-              "A published gold version's name (absent or empty: the active one); "
-              "unknown: 404."),
+        Operation("post", f"{API}/submissions", "createSubmission", "Upload a prediction file",
+                  "Validated and scored in the request: 201 with the scores, or 400 with every "
+                  "problem (nothing stored, no test quota spent).", Submission, status="201",
+                  errors=(400, 401, 409, 413, 429, 503), body=Upload),
+        Operation("get", f"{API}/submissions", "listSubmissions", "Your team's submissions",
+                  "Newest first, each with its scores.", SubmissionList, errors=(401,)),
+        Operation("get", ONE, "getSubmission", "One submission",
+                  "Your team's, or any published one (no token needed).", Submission,
+                  errors=(401, 404), auth="optional", path_model=one),
+        Operation("delete", ONE, "deleteSubmission", "Delete a submission",
+                  "Soft delete; the test quota it used is not given back.", None, status="204",
+                  errors=(401, 404), path_model=one),
+        Operation("get", f"{ONE}/examples", "getExamples", "Per-example rows (dev and train "
+                  "only)", "Question, context, gold, prediction and correctness; 404 "
+                  "hidden_split on test.", Examples, errors=(401, 404, 503),
+                  path_model=one),
+        Operation("post", f"{ONE}/publish", "publishSubmission", "Publish on the leaderboard",
+                  "Idempotent; 409 not_released for a submission the Ladder withheld.",
+                  Submission, errors=(401, 404, 409), path_model=one),
+        Operation("post", f"{ONE}/withdraw", "withdrawSubmission",
+                  "Withdraw from the leaderboard", "Private again; idempotent.", Submission,
+                  errors=(401, 404), path_model=one),
+        *(Operation("get", f"{API}/leaderboards/{track}",
+                    f"leaderboard_{track.replace('-', '_')}",
+                    f"Leaderboard: {TRACK_INFO[track].title}",
+                    "Ranked by the primary metric, with 95% CIs; the paper's numbers have no "
+                    "rank.", Leaderboard, errors=(400, 404, 503), auth="none",
+                    query=board_query(track)) for track in TRACKS),
+        Operation("get", f"{API}/tracks", "listTracks", "Tracks",
+                  "Every track: title, metrics and the primary metric.", Tracks, auth="none"),
+        Operation("get", f"{API}/quota", "getQuota", "Your team's test quota",
+                  "Per track: used today and in total, and limits.", Quota, errors=(401,)),
+        Operation("get", f"{API}/openapi.json", "getOpenApi", "This document",
+                  "The OpenAPI 3.1 description of /api/v1.", None, auth="none",
+                  extra={"content": {JSON: {"schema": {"type": "object"}}}}),
     ]
+
+
+def plain(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """A field's schema as a form or query value: "or null" dropped (a value is sent or not;
+    null only says it may be left out), references inlined, no title."""
+    prop = {k: v for k, v in prop.items() if k != "title"}
+    variants = [v for v in prop.pop("anyOf", []) if v.get("type") != "null"]
+    if len(variants) == 1:
+        prop = {**variants[0], **prop}
+    if "$ref" in prop:
+        prop = {**defs[prop.pop("$ref").rsplit("/", 1)[-1]], **prop}
+    if "default" in prop and prop["default"] is None:
+        del prop["default"]
+    prop.pop("title", None)
+    return prop
+
+
+def parameters(model: type[BaseModel], where: str) -> list[dict[str, Any]]:
+    """OpenAPI parameters from a model's fields (its JSON Schema, one property each)."""
+    schema = model.model_json_schema(ref_template=SCHEMAS)
+    required, defs = set(schema.get("required", [])), schema.get("$defs", {})
+    found = []
+    for name, prop in schema["properties"].items():
+        value = plain(prop, defs)
+        parameter = {"name": name, "in": where, "required": where == "path" or name in required,
+                     "description": value.pop("description", "")}
+        if "x-columns-by-split" in value:
+            parameter["x-columns-by-split"] = value.pop("x-columns-by-split")
+        found.append({**parameter, "schema": value})
+    return found
+
+
+def response_of(operation: Operation) -> dict[str, Any]:
+    """The success response of an operation."""
+    words = {"200": "OK.", "201": "Stored and scored.", "204": "Done; no body."}
+    response: dict[str, Any] = {"description": words[operation.status], **operation.extra}
+    if operation.response is not None:
+        response["content"] = {JSON: {"schema": {
+            "$ref": SCHEMAS.format(model=operation.response.__name__)}}}
+    return response
+
+
+def operation_object(operation: Operation) -> dict[str, Any]:
+    """The OpenAPI operation object."""
+    found: dict[str, Any] = {
+        "summary": operation.summary, "description": operation.description,
+        "operationId": operation.operation_id,
+        "responses": {operation.status: response_of(operation), **{
+            str(status): {"$ref": f"#/components/responses/{ERRORS[status][0]}"}
+            for status in operation.errors}}}
+    params = [*(parameters(operation.path_model, "path") if operation.path_model else []),
+              *(parameters(operation.query, "query") if operation.query else [])]
+    if params:
+        found["parameters"] = params
+    if operation.body is not None:
+        found["requestBody"] = {"required": True, "content": {"multipart/form-data": {
+            "schema": {"$ref": SCHEMAS.format(model=operation.body.__name__)}}}}
+    if operation.auth != "none":
+        found["security"] = [{"bearerAuth": []}, *([{}] if operation.auth == "optional" else [])]
+    return found
+
+
+def components(ops: Sequence[Operation]) -> dict[str, Any]:
+    """Schemas of every body (pydantic's JSON Schema), error responses, the bearer scheme."""
+    models = {m for op in ops for m in (op.response, op.body) if m is not None} | {Error}
+    _, schema = models_json_schema(
+        [(model, "serialization" if model is not Upload else "validation")
+         for model in sorted(models, key=lambda m: m.__name__)], ref_template=SCHEMAS)
+    responses = {}
+    for status, (name, description) in ERRORS.items():
+        responses[name] = {"description": description, "content": {
+            JSON: {"schema": {"$ref": SCHEMAS.format(model="Error")}}}}
+        if status in ERROR_HEADERS:
+            responses[name]["headers"] = ERROR_HEADERS[status]
+    defs = schema["$defs"]
+    upload = defs[Upload.__name__]
+    upload["properties"] = {name: plain(prop, defs) for name, prop in upload["properties"].items()}
+    return {"schemas": defs, "responses": responses,
+            "securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer"}}}
+
+
+def spec() -> dict[str, Any]:
+    """The OpenAPI 3.1 document of every /api/v1 route."""
+    ops = operations()
+    paths: dict[str, dict[str, Any]] = {}
+    for operation in ops:
+        paths.setdefault(operation.path, {})[operation.method] = operation_object(operation)
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "SituatedQA evaluation server API", "version": "1.0.0",
+                 "description": "Upload predictions, read scores and leaderboards. Every "
+                                "error has the shape {\"error\": {\"code\", \"message\", "
+                                "\"details\"}}. Authenticate with `Authorization: Bearer "
+                                "<token>` (tokens are made on the account page)."},
+        "paths": paths,
+        "components": components(ops),
+    }
+
+
+# --- the API checks leaderboard queries against the same description --------------------------
 
 
 def value_problem(schema: dict[str, Any], value: str) -> str | None:
     """Why a query value does not fit its documented schema, or None when it does."""
     if "enum" in schema and value not in schema["enum"]:
         return f"choose one of {', '.join(map(str, schema['enum']))}"
-    if schema["type"] == "integer":
+    if schema.get("type") == "integer":
         if not (value.isascii() and value.isdigit()):
             return "must be a whole number"
-        if not schema.get("minimum", 0) <= int(value) <= schema.get("maximum", MAX_ID):
-            return f"must be between {schema.get('minimum', 0)} and {schema['maximum']}"
+        low, high = schema.get("minimum", 0), schema.get("maximum", MAX_ID)
+        if not low <= int(value) <= high:
+            return f"must be between {low} and {high}"
     if len(value) > schema.get("maxLength", len(value)):
         return f"must have at most {schema['maxLength']} characters"
     return None
@@ -336,7 +489,7 @@ def check_board_query(track: str, args: MultiDict[str, str]) -> None:
     if track not in TRACK_INFO:
         return
     problems = {}
-    for parameter in board_parameters(track):
+    for parameter in parameters(board_query(track), "query"):
         values = args.getlist(parameter["name"])
         if len(values) > 1:
             problems[parameter["name"]] = "give it once"
@@ -353,50 +506,9 @@ def check_board_query(track: str, args: MultiDict[str, str]) -> None:
                        {"fields": problems})
 
 
-def leaderboard_paths() -> dict[str, Any]:
-    """One path per track's leaderboard, each with its own sortable columns."""
-    return {f"{API}/leaderboards/{track}": {"get": operation(
-        f"Leaderboard: {TRACK_INFO[track].title}",
-        "Ranked by the primary metric, with 95% CIs; the paper's numbers have no rank.",
-        {"200": json_body(ref("Leaderboard"), "One page of entries."),
-         **respond("BadRequest", "NotFound", "Unavailable")},
-        operationId=f"leaderboard_{track.replace('-', '_')}",
-        parameters=board_parameters(track))} for track in TRACKS}
-
-
-def spec() -> dict[str, Any]:
-    """The OpenAPI 3.0 document of every /api/v1 route."""
-    return {
-        "openapi": "3.0.3",
-        "info": {"title": "SituatedQA evaluation server API", "version": "1.0.0",
-                 "description": "Upload predictions, read scores and leaderboards. Every "
-                                "error has the shape {\"error\": {\"code\", \"message\", "
-                                "\"details\"}}. Authenticate with `Authorization: Bearer "
-                                "<token>` (tokens are made on the account page)."},
-        "paths": {
-            **submission_paths(), **leaderboard_paths(),
-            f"{API}/tracks": {"get": operation(
-                "Tracks", "Every track: title, metrics and the primary metric.",
-                {"200": json_body(ref("Tracks"), "The tracks.")}, operationId="listTracks")},
-            f"{API}/quota": {"get": operation(
-                "Your team's test quota", "Per track: used today and in total, and limits.",
-                {"200": json_body(ref("Quota"), "The quota."), **respond("Unauthorized")},
-                operationId="getQuota", security=BEARER)},
-            f"{API}/openapi.json": {"get": operation(
-                "This document", "The OpenAPI 3 description of /api/v1.",
-                {"200": json_body({"type": "object"}, "The OpenAPI document.")},
-                operationId="getOpenApi")},
-        },
-        "components": {
-            "schemas": SCHEMAS, "responses": RESPONSES,
-            "securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer"}},
-        },
-    }
-
-
 @bp.get(f"{API}/openapi.json")
 def openapi_json() -> dict[str, Any]:
-    """The OpenAPI 3 description of /api/v1."""
+    """The OpenAPI 3.1 description of /api/v1."""
     return spec()
 
 
@@ -404,6 +516,6 @@ def openapi_json() -> dict[str, Any]:
 def api_docs() -> str:
     """The API reference, rendered on the server from the same document (no script)."""
     document = spec()
+    responses = document["components"]["responses"]
     return render_template("insight/api_docs.html", spec=document,
-                           schemas=document["components"]["schemas"],
-                           responses=document["components"]["responses"])
+                           schemas=document["components"]["schemas"], responses=responses)
