@@ -204,7 +204,8 @@ def build_index(corpus: Path, folder: Path, params: IndexParams, info: dict[str,
                     embeddings.append(encode(batch))
                     progress.update(len(batch))
     rows = np.memmap(rows_path, dtype=np.int64, mode="r") if shards else None
-    index = PassageIndex.build(params, embeddings.matrix(), rows)
+    index = PassageIndex.build(params, embeddings.matrix(), rows,
+                               embeddings.chunks(params.add_chunk))
     index.save(folder)
     _write_state(folder, {**build_info, "complete": True, "passages": len(table),
                           "vectors": index.ntotal, "dim": embeddings.dim})

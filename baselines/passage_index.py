@@ -15,7 +15,7 @@ import json
 import logging
 import math
 import pickle
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -89,6 +89,16 @@ class EmbeddingFile:
                              f"of dim {self.dim}")
         with self.path.open("ab") as handle:
             block.tofile(handle)
+
+    def chunks(self, size: int) -> Iterator[Matrix]:
+        """The rows in blocks of SIZE, read from the file (not mapped: no resident pages)."""
+        rows, done = self.rows(), 0
+        with self.path.open("rb") as handle:
+            while done < rows:
+                count = min(size, rows - done)
+                block = np.fromfile(handle, dtype=np.float32, count=count * self.dim)
+                yield block.reshape(count, self.dim)
+                done += count
 
     def matrix(self) -> Matrix:
         """The rows written so far, as a read-only memmap."""
@@ -171,8 +181,13 @@ class PassageIndex:
 
     @classmethod
     def build(cls, params: IndexParams | str, matrix: npt.ArrayLike,
-              rows: Rows | None = None) -> PassageIndex:
-        """Index an (n, d) matrix (a memmap is read params.add_chunk rows at a time)."""
+              rows: Rows | None = None, chunks: Iterable[Matrix] | None = None,
+              ) -> PassageIndex:
+        """Index an (n, d) matrix, added params.add_chunk rows at a time (or CHUNKS of it).
+
+        MATRIX may be a memmap; IVF trains on a sample of it. CHUNKS, when given, are its
+        rows in order (read from the file, so a big matrix never becomes resident).
+        """
         params = IndexParams(params) if isinstance(params, str) else params
         if params.kind not in INDEX_KINDS:
             raise click.BadParameter(f"unknown index kind {params.kind!r}", param_hint="--index")
@@ -181,9 +196,13 @@ class PassageIndex:
         if params.kind == "numpy":
             return cls(params, data, rows)
         index = _new_faiss_index(params, int(data.shape[1]), data)
-        for start in range(0, len(data), params.add_chunk):
-            index.add(np.ascontiguousarray(data[start:start + params.add_chunk],
-                                           dtype=np.float32))
+        blocks = chunks if chunks is not None else (
+            data[start:start + params.add_chunk] for start in range(0, len(data),
+                                                                     params.add_chunk))
+        for block in blocks:
+            index.add(np.ascontiguousarray(block, dtype=np.float32))
+        if index.ntotal != len(data):
+            raise ValueError(f"indexed {index.ntotal} vectors of {len(data)}")
         return cls(params, index, rows)
 
     def search(self, queries: npt.ArrayLike, k: int) -> tuple[Matrix, Rows]:
