@@ -86,7 +86,7 @@ def iter_rows(path: Path, start_offset: int = 0, first_row: int = 0,
                 row = next(rows)
             except StopIteration:
                 return
-            except csv.Error as error:
+            except (csv.Error, UnicodeDecodeError) as error:
                 raise click.ClickException(
                     f"{path}: passage row {number + 1} (byte {offset}): {error}") from None
             if len(row) < 3:

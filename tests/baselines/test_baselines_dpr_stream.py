@@ -229,6 +229,9 @@ def test_corpus_errors_name_file_and_row(tmp_path: Path) -> None:
     bad.write_text("id\ttext\ttitle\n1\tok\tt\n2\tmissing title\n", encoding="utf-8")
     with pytest.raises(click.ClickException, match=r"bad.tsv: passage row 2 .*3 columns"):
         list(iter_passages(bad))
+    bad.write_bytes(b"id\ttext\ttitle\n1\tok\tt\n2\t\xff\tt\n")
+    with pytest.raises(click.ClickException, match=r"bad.tsv: passage row 2 .*utf-8"):
+        list(iter_passages(bad))
     bad.write_text("pid\tbody\n1\tx\n", encoding="utf-8")
     with pytest.raises(click.ClickException, match=r"bad.tsv:1: expected a header"):
         CorpusTable.build(bad, tmp_path / "t")
