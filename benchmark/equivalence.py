@@ -25,7 +25,7 @@ import calendar
 import re
 import weakref
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Final
 
@@ -73,12 +73,13 @@ _LEAD = re.compile(rf"^(?:(?:in|on)\s+)?(?:the\s+)?(?:{_WEEKDAY})?")
 
 
 def _clean(text: str) -> str:
-    """Lower-case, dashes and spaces unified, a leading in/on/the/weekday and final dot off."""
+    """Lower-case, dashes and spaces unified, a leading in/on/the/weekday and trailing
+    punctuation (a dot, comma, semicolon, colon, opening bracket or dash) off."""
     text = text.lower()
     if not text.isascii():
         for bad, good in _REPAIRS:
             text = text.replace(bad, good)
-    text = " ".join(text.split()).rstrip(".")
+    text = " ".join(text.split()).rstrip(" .,;:(-")
     return _LEAD.sub("", text, count=1)
 
 
@@ -99,13 +100,14 @@ _Y = r"(?P<year>[1-9]\d{2,3})(?:\s*(?P<era>ad|ce|bce?|a\.d\.?|b\.c\.?))?"
 #: A year of one to four digits with its era written out: 44 BC, AD 79.
 _ERA_YEAR = r"(?P<year>[1-9]\d{0,3})\s*(?P<era>ad|ce|bce?|a\.d\.?|b\.c\.?)"
 _DATE_PATTERNS: Final = (
-    rf"{_M}\s+{_D}(?:,\s*|\s+)(?:of\s+)?{_Y}",            # July 5, 1945 / jul. 5th 1945
+    rf"{_M},?\s+{_D}(?:,\s*|\s+)(?:of\s+)?{_Y}",          # July 5, 1945 / jul. 5th 1945
     rf"{_D}(?:\s+of)?\s+{_M},?\s+{_Y}",                   # 5 July 1945 / 5th of July, 1945
     rf"{_D}-{_M}-{_Y}",                                   # 5-Jul-1945
     rf"{_Y},?\s+{_M}\s+{_D}",                             # 1945 July 5
     r"(?P<year>\d{4})-(?P<month>\d{1,2})-(?P<day>\d{1,2})",  # 1945-07-05 (ISO 8601)
     r"(?P<year>\d{4})/(?P<month>\d{1,2})/(?P<day>\d{1,2})",  # 1945/07/05
     rf"{_M},?\s+(?:of\s+)?{_Y}",                          # July 1945 / July, 1945
+    rf"{_Y},?\s+{_M}",                                    # 1945 July
     rf"(?:year\s+)?{_Y}",                                 # 1945 / the year 1945 / 410 AD
     _ERA_YEAR,                                            # 44 BC
     r"(?P<era>ad|ce|a\.d\.?)\s*(?P<year>[1-9]\d{0,3})",   # AD 79
@@ -113,12 +115,26 @@ _DATE_PATTERNS: Final = (
 #: Every form in one pattern, tried in order; each form's groups are numbered (year0 ...).
 _GROUP = re.compile(r"\(\?P<([a-z]+)>")
 _DATE_FORMS: Final = re.compile("|".join(
-    "(?:" + _GROUP.sub(rf"(?P<\g<1>{i}>", pattern) + ")"
+    f"(?P<form{i}>" + _GROUP.sub(rf"(?P<\g<1>{i}>", pattern) + ")"
     for i, pattern in enumerate(_DATE_PATTERNS)))
-_FIELDS: Final = ("year", "month", "day", "era")
+#: Each form's group names (year, month, day, era; None where the form has none).
+_FIELDS: Final = tuple(
+    tuple(f"{name}{i}" if f"(?P<{name}>" in pattern else None
+          for name in ("year", "month", "day", "era"))
+    for i, pattern in enumerate(_DATE_PATTERNS))
 _RANGE = re.compile(
     r"(?:from\s+|between\s+)?(?P<start>\d{3,4})\s*(?:-|/|to|until|till|through|and)\s*"
     r"(?P<end>\d{4}|\d{2})")
+
+
+_DAYS: Final = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _days_in(year: int, month: int) -> int:
+    """Days in a month of the proleptic Gregorian calendar (BC years as 4: leap is all)."""
+    if month == 2 and calendar.isleap(year if year > 0 else 4):
+        return 29
+    return _DAYS[month - 1]
 
 
 def date_keys(text: str, *, finer: bool) -> frozenset[str]:
@@ -132,26 +148,25 @@ def date_keys(text: str, *, finer: bool) -> frozenset[str]:
         return frozenset()
     match = _DATE_FORMS.fullmatch(text)
     if match is not None:
-        groups = match.groupdict()
-        form = next(i for i in range(len(_DATE_PATTERNS)) if groups[f"year{i}"] is not None)
-        fields = {name: groups.get(f"{name}{form}") for name in _FIELDS}
-        year = int(fields["year"] or 0)
-        if fields["era"] and fields["era"].startswith("b"):
+        # The form's own group closes after the groups inside it: it is the last group.
+        names = _FIELDS[int((match.lastgroup or "form0")[4:])]
+        year_text, month_text, day_text, era = (
+            match[name] if name else None for name in names)
+        year = int(year_text or 0)
+        if era and era.startswith("b"):
             year = -year
         if year == 0:
             return frozenset()
-        if fields["month"] is None:
+        if month_text is None:
             return frozenset({f"d:{year}"})
-        month_text = fields["month"]
         month = int(month_text) if month_text.isdigit() else _MONTHS[month_text]
         if not 1 <= month <= 12:
             return frozenset()
-        if fields["day"] is None:
+        if day_text is None:
             keys = {f"d:{year}-{month:02d}"}
             return frozenset(keys | {f"d:{year}"} if finer else keys)
-        day = int(fields["day"] or 0)
-        # Year 4 stands in for BC years: only leap-year February matters here.
-        if not 1 <= day <= calendar.monthrange(year if year > 0 else 4, month)[1]:
+        day = int(day_text)
+        if not 1 <= day <= _days_in(year, month):
             return frozenset()
         full = f"d:{year}-{month:02d}-{day:02d}"
         return frozenset({full, f"d:{year}-{month:02d}", f"d:{year}"} if finer else {full})
@@ -325,6 +340,11 @@ class GoldForms:
         #: Per example: the kinds of its gold keys (DATES | NUMBERS), 0 for none.
         self.kinds: npt.NDArray[np.int64] = np.array([key_kinds(k) for k in self.keys],
                                                      dtype=np.int64)
+        #: Per example whose keys are all dates or ranges: their years (as written in digits),
+        #: one of which a matching prediction must contain; None when a number key exists.
+        self.years: tuple[tuple[str, ...] | None, ...] = tuple(
+            None if kinds & NUMBERS else tuple({k[2:].lstrip("-").split("-")[0] for k in ks})
+            for ks, kinds in zip(self.keys, self.kinds.tolist(), strict=True))
         #: Per example: each distinct gold answer's token bag and its length.
         self.bags: tuple[tuple[tuple[Counter[str], int], ...], ...] = tuple(
             tuple({(tuple(tokens[a]), None): (Counter(tokens[a]), len(tokens[a]))
@@ -337,15 +357,16 @@ class GoldForms:
 _forms: weakref.WeakKeyDictionary[object, dict[str, GoldForms]] = weakref.WeakKeyDictionary()
 
 
-def gold_forms(owner: object, which: str, answer_sets: Sequence[Sequence[str]]) -> GoldForms:
+def gold_forms(owner: object, which: str,
+               answer_sets: Callable[[], Sequence[Sequence[str]]]) -> GoldForms:
     """GoldForms of a gold split's answers (which: "answers" or "any"), cached per split.
 
     A server worker keeps its gold splits for its lifetime, so the gold side is parsed once
-    per worker; the cache goes with the split.
+    per worker; the cache goes with the split. answer_sets is called on a miss only.
     """
     cached = _forms.setdefault(owner, {})
     if which not in cached:
-        cached[which] = GoldForms(answer_sets)
+        cached[which] = GoldForms(answer_sets())
     return cached[which]
 
 
@@ -382,18 +403,26 @@ def lenient_outcomes(
     equiv = em.copy()
     f1 = em.astype(np.float64)
     wrong = np.flatnonzero(~em)
-    gold_keys_of, kinds_of = forms.keys, forms.kinds
+    kinds_of, years_of = forms.kinds, forms.years
     for i in wrong[kinds_of[wrong] > 0].tolist():
-        entry = (predictions[i], int(kinds_of[i]))
+        text = predictions[i]
+        years = years_of[i]
+        if years is not None and not any(map(text.__contains__, years)):
+            continue  # a date or range matches only a prediction holding one of its years
+        entry = (text, int(kinds_of[i]))
         keys = key_cache.get(entry)
         if keys is None:
             keys = key_cache[entry] = prediction_keys(*entry)
-        if keys and not gold_keys_of[i].isdisjoint(keys):
+        if keys and not forms.keys[i].isdisjoint(keys):
             equiv[i] = True
-    vocab, bags = forms.vocab, forms.bags
-    for i in wrong.tolist():
-        tokens = normalized[i].split()
-        if tokens and vocab[i].isdisjoint(tokens):
-            continue  # no shared token: F1 0 (an empty gold bag needs an empty prediction)
-        f1[i] = max((token_f1(tokens, bag, length) for bag, length in bags[i]), default=0.0)
+    # F1: only where the prediction shares a token with the gold (else 0), found in bulk.
+    positions = wrong.tolist()
+    tokens = [normalized[i].split() for i in positions]
+    vocab = forms.vocab
+    disjoint = list(map(frozenset.isdisjoint, [vocab[i] for i in positions], tokens))
+    bags = forms.bags
+    for i, words, none_shared in zip(positions, tokens, disjoint, strict=True):
+        if none_shared and words:
+            continue  # F1 0 (an empty gold bag needs an empty prediction)
+        f1[i] = max((token_f1(words, bag, length) for bag, length in bags[i]), default=0.0)
     return equiv, f1
