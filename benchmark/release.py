@@ -74,7 +74,8 @@ def verify_release(release_dir: Path, manifest: Manifest) -> None:
         elif (actual := sha256_file(path)) != expected:
             problems.append(f"{path}: SHA-256 {actual} differs from the manifest's {expected}")
     if problems:
-        raise GoldError("the release does not match gold/manifest.json:\n  " + "\n  ".join(problems))
+        raise GoldError(
+            "the release does not match gold/manifest.json:\n  " + "\n  ".join(problems))
 
 
 def resolve_release_dir(explicit: Path | None) -> Path:

@@ -35,14 +35,15 @@ from typing import Any
 import numpy as np
 import sqlalchemy as sa
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmark import GoldSet, GoldSplit, import_release
 from situatedqa_server import create_app
 from situatedqa_server.extensions import db
 from situatedqa_server.models import Job, JobBatch, Score, Submission, Team, User
 from situatedqa_server.services import blobs, gold_store, versions
+
+ROOT = Path(__file__).resolve().parent.parent
 
 SPLITS = ("dev", "test")
 SEED_BATCH = 500

@@ -44,7 +44,8 @@ def read_config() -> dict[str, str]:
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
-        raise click.ClickException(f"{path}: unreadable config ({exc}); run `situatedqa login`")
+        raise click.ClickException(
+            f"{path}: unreadable config ({exc}); run `situatedqa login`") from None
     return {k: str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 

@@ -58,8 +58,8 @@ def get_many(sha256s: Iterable[str]) -> dict[str, bytes]:
     wanted = sorted(set(sha256s))
     if not wanted:
         return {}
-    return {sha256: data for sha256, data in db.session.execute(
-        select(StoredFile.sha256, StoredFile.data).where(StoredFile.sha256.in_(wanted)))}
+    return dict(db.session.execute(
+        select(StoredFile.sha256, StoredFile.data).where(StoredFile.sha256.in_(wanted))).tuples())
 
 
 def decompress(compressed: bytes) -> bytes:

@@ -7,9 +7,7 @@ bm_helpers sits next to this file; its folder is put on sys.path so that the tes
 import sys
 from pathlib import Path
 
-_HERE = str(Path(__file__).resolve().parent)
-if _HERE not in sys.path:
-    sys.path.insert(0, _HERE)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bm_helpers import (  # noqa: F401  (pytest finds fixtures by name)
     tiny_curprev,

@@ -84,7 +84,8 @@ def test_random_json_value(value: Any, gold: GoldSplit) -> None:
 
 
 @SETTINGS
-@given(value=st.dictionaries(st.text(max_size=15) | st.sampled_from(["1|2019|orig", "1", "3|India"]),
+@given(value=st.dictionaries(st.text(max_size=15)
+                             | st.sampled_from(["1|2019|orig", "1", "3|India"]),
                              plausible_values, max_size=5),
        gold=gold_strategy, indent=st.sampled_from([None, 2]))
 def test_random_json_object(value: dict[str, Any], gold: GoldSplit, indent: int | None) -> None:

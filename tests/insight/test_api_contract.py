@@ -91,7 +91,8 @@ def test_every_error_path_has_one_shape(database: dict[str, Any], gold_dir: Path
     assert_error_shape(big, 413)
     quota = api_upload(api, token, test, prediction_file(test))
     assert_error_shape(quota, 429, "quota_exceeded")
-    assert quota.json["error"]["details"]["resets_at"].endswith("Z") and quota.headers["Retry-After"]
+    assert quota.json["error"]["details"]["resets_at"].endswith("Z")
+    assert quota.headers["Retry-After"]
     with app.app_context():
         db.session.execute(update(ApiToken).values(expires_at=utcnow()))
         db.session.commit()

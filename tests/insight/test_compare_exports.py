@@ -111,7 +111,8 @@ def test_papers_with_code_row_and_model_index(seeded: dict[str, Any]) -> None:
     assert entry["name"] == "strong test"
     result = entry["results"][0]
     assert set(result["task"]) == {"type", "name"}
-    assert {"type", "name", "split"} <= set(result["dataset"]) and result["dataset"]["split"] == "test"
+    assert {"type", "name", "split"} <= set(result["dataset"])
+    assert result["dataset"]["split"] == "test"
     assert all(set(m) == {"type", "value", "name"} for m in result["metrics"])
     assert result["metrics"][0] == {"type": "exact_match", "value": row["metrics"]["EM"],
                                     "name": "EM"}

@@ -52,11 +52,13 @@ def test_canary_never_leaves_through_insight(database: dict[str, Any], canary_go
     urls = ["/leaderboards/temp?split=test", "/insight/compare",
             f"/insight/compare?a={ids[0]}&b={ids[1]}", f"/insight/compare?a={ids[1]}&b={ids[0]}",
             f"/insight/compare?a={ids[0]}&b={dev_id}",
-            "/insight/leaderboards/temp.json?split=test", "/insight/leaderboards/temp.csv?split=test",
+            "/insight/leaderboards/temp.json?split=test",
+            "/insight/leaderboards/temp.csv?split=test",
             "/snapshots/", frozen, frozen + ".json", frozen + ".csv", frozen + ".bib",
             "/api/v1/openapi.json", "/docs/api", "/api/v1/leaderboards/temp?split=test&per_page=x"]
     for kind in ("top", "sota"):
-        urls += [f"/insight/leaderboards/temp/plots/{kind}.{fmt}?split=test" for fmt in ("png", "svg")]
+        urls += [f"/insight/leaderboards/temp/plots/{kind}.{fmt}?split=test"
+                 for fmt in ("png", "svg")]
     for sid in ids:
         urls += [f"/submissions/{sid}", f"/insight/submissions/{sid}/diagnostics",
                  f"/insight/submissions/{sid}/diagnostics?only=other_context",

@@ -72,7 +72,8 @@ def test_snapshot_page_offers_bibtex(seeded: dict[str, Any]) -> None:
     url = freeze(root, title="Temporal {test} 100% & more")
     page = root.get(url).get_data(as_text=True)
     bib = root.get(url + ".bib").get_data(as_text=True)
-    assert bib.startswith("@misc{situatedqa-temp-test-") and "\\url{http://localhost/snapshots/" in bib
+    assert bib.startswith("@misc{situatedqa-temp-test-")
+    assert "\\url{http://localhost/snapshots/" in bib
     assert "Temporal test 100 more" in bib  # BibTeX's special characters are dropped
     assert "@misc{situatedqa-temp-test-" in page and "group" not in bib
     second = freeze(root)
