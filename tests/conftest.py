@@ -1,8 +1,9 @@
 """Shared fixtures: the real data release when present, skipping cleanly when absent.
 
-A test run writes nothing into the working folder: Hypothesis keeps no example database and
-its caches (unicode data, constants), like pytest-benchmark's storage, go to a temporary
-folder of the run (not ./.hypothesis or ./.benchmarks), removed at the end.
+A test run writes nothing into the working folder or the home folder: Hypothesis keeps no
+example database, and its caches (unicode data, constants), pytest-benchmark's storage and
+matplotlib's configuration and font cache go to a temporary folder of the run (not
+./.hypothesis, ./.benchmarks, ~/.config/matplotlib or ~/.cache/matplotlib), removed at the end.
 """
 
 from __future__ import annotations
@@ -27,24 +28,30 @@ settings.load_profile("clean-machine")
 
 #: The run's temporary folder, kept on the pytest config between configure and unconfigure.
 _SCRATCH = pytest.StashKey[Path]()
+_SET_MPLCONFIGDIR = pytest.StashKey[bool]()
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    """Point Hypothesis and pytest-benchmark at a temporary folder of this run.
+    """Point Hypothesis, pytest-benchmark and matplotlib at a temporary folder of this run.
 
-    Both write at configuration or collection time, before any fixture (tmp_path_factory
-    included) exists, hence a folder of our own under $TMPDIR.
+    They write at configuration, collection or import time, before any fixture
+    (tmp_path_factory included) exists, hence a folder of our own under $TMPDIR.
     """
     scratch = Path(tempfile.mkdtemp(prefix="situatedqa-tests-"))
     config.stash[_SCRATCH] = scratch
     set_hypothesis_home_dir(scratch / "hypothesis")
     if hasattr(config.option, "benchmark_storage"):
         config.option.benchmark_storage = f"file://{scratch / 'benchmarks'}"
+    if "MPLCONFIGDIR" not in os.environ:  # read once, when matplotlib is first imported
+        os.environ["MPLCONFIGDIR"] = str(scratch / "matplotlib")
+        config.stash[_SET_MPLCONFIGDIR] = True
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Remove the run's temporary folder."""
+    if config.stash.get(_SET_MPLCONFIGDIR, False):
+        os.environ.pop("MPLCONFIGDIR", None)
     scratch = config.stash.get(_SCRATCH, None)
     if scratch is not None:
         shutil.rmtree(scratch, ignore_errors=True)
