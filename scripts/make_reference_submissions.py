@@ -4,6 +4,7 @@
 The files are committed gzip-compressed, each with its runner's .meta.json sidecar, so that
 `flask --app app baselines regenerate --quick` loads them without rerunning.
 Usage: SITUATEDQA_DATA=/path/to/situatedqa python scripts/make_reference_submissions.py
+       [--runner nn-train ...] (default: every quick runner: id-random, id-tfidf, nn-train)
 """
 
 from __future__ import annotations
@@ -17,19 +18,28 @@ from pathlib import Path
 
 import click
 
-from situatedqa_server.services.baselines import REFERENCE_DIR, default_plan, run_runner
+from situatedqa_server.services.baselines import (
+    QUICK_RUNNERS,
+    REFERENCE_DIR,
+    default_plan,
+    run_runner,
+)
 
 
 @click.command()
 @click.option("--data", type=click.Path(file_okay=False, path_type=Path),
               envvar="SITUATEDQA_DATA", required=True, help="The release folder.")
 @click.option("--seed", default=0, show_default=True, help="Runner seed.")
-def main(data: Path, seed: int) -> None:
-    """Write id-random and id-tfidf outputs for temp-id and geo-id, dev and test."""
+@click.option("--runner", "runners", multiple=True, type=click.Choice(QUICK_RUNNERS),
+              help="Only these runners (repeatable; default: all quick runners).")
+@click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
+              help="CPU threads per runner.")
+def main(data: Path, seed: int, runners: tuple[str, ...], threads: int) -> None:
+    """Write the quick runners' outputs for every track they answer, dev and test."""
     REFERENCE_DIR.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="sqa-reference-") as work:
-        for key in default_plan():
-            file = run_runner(key, data, Path(work), seed=seed)
+        for key in default_plan(runners):
+            file = run_runner(key, data, Path(work), seed=seed, threads=threads)
             target = REFERENCE_DIR / f"{key.filename}.gz"
             # mtime=0: the same output gives the same bytes, so the file is committed once.
             target.write_bytes(gzip.compress(file.data, mtime=0))

@@ -11,9 +11,9 @@ from werkzeug.wrappers import Response
 from . import tasks
 from .auth import admin_required
 from .extensions import db
-from .forms import ActionForm, ReasonForm
+from .forms import ActionForm, BaselineUploadForm, ReasonForm
 from .models import AuditLog, Job, Submission, User
-from .services import baselines, jobs, visibility
+from .services import baselines, gold_store, jobs, visibility
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
 PAGE_SIZE = 100
@@ -68,7 +68,8 @@ def jobs_page() -> str:
     """Every long job with its state and progress, and the regeneration buttons."""
     rows = db.session.scalars(select(Job).order_by(Job.id.desc()).limit(PAGE_SIZE)).all()
     return render_template("admin/jobs.html", jobs=rows, modes=baselines.JOB_MODES,
-                           action=ActionForm())
+                           action=ActionForm(), upload=BaselineUploadForm(),
+                           upload_mode=baselines.UPLOAD_MODE)
 
 
 @bp.post("/jobs/regenerate/<mode>")
@@ -79,11 +80,37 @@ def regenerate(mode: str) -> Response:
         abort(404)
     if not ActionForm().validate_on_submit():
         abort(400)
+    params = {"mode": mode}
     try:
-        job = jobs.start_regeneration({"mode": mode}, g.user)
-    except jobs.JobError as exc:
+        job = jobs.start_regeneration(params, g.user, baselines.job_steps(params))
+    except (jobs.JobError, baselines.BaselineError) as exc:
         flash(str(exc), "error")
         return redirect(url_for("admin.jobs_page"))
     tasks.start(job.id)
     flash(f"regeneration job {job.id} started ({mode})", "info")
+    return redirect(url_for("admin.jobs_page"))
+
+
+@bp.post("/jobs/regenerate-from-file")
+@admin_required
+def regenerate_from_file() -> Response:
+    """Replace one baseline entry by a run uploaded with its sidecar (a GPU machine's run)."""
+    form = BaselineUploadForm()
+    if not form.validate_on_submit():
+        for errors in form.errors.values():
+            for error in errors:
+                flash(str(error), "error")
+        return redirect(url_for("admin.jobs_page"))
+    output, sidecar = form.file.data, form.sidecar.data
+    try:
+        file = baselines.uploaded_file(output.read(), output.filename or "upload.jsonl",
+                                       sidecar.read(), sidecar.filename or "upload.meta.json")
+        params = baselines.upload_params(file)
+        job = jobs.start_regeneration(params, g.user, baselines.job_steps(params))
+    except (jobs.JobError, baselines.BaselineError, gold_store.GoldUnavailable) as exc:
+        db.session.rollback()
+        flash(str(exc), "error")
+        return redirect(url_for("admin.jobs_page"))
+    tasks.start(job.id)
+    flash(f"regeneration job {job.id} started: {file.key} from an uploaded run", "info")
     return redirect(url_for("admin.jobs_page"))

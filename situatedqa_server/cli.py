@@ -12,7 +12,7 @@ from flask.cli import AppGroup, with_appcontext
 from sqlalchemy import select
 from tqdm import tqdm
 
-from benchmark import ID_TRACKS, SPLITS, TRACK_INFO, TRACKS, GoldError, ValidationError
+from benchmark import SPLITS, TRACK_INFO, TRACKS, GoldError, ValidationError
 from benchmark.release import DEFAULT_DOWNLOAD_DIR
 from benchmark.versions import Change, UpdateError
 
@@ -328,15 +328,15 @@ def _reported_entry(item: dict[str, Any]) -> ReportedEntry:
               help="Take every *.jsonl in DIR, keyed by its .meta.json sidecar.")
 @click.option("--runner", "runners", multiple=True, type=click.Choice(
     baseline_service.QUICK_RUNNERS + baseline_service.SLOW_RUNNERS),
-    help="Run only these runners (default: id-random, id-tfidf); repeatable.")
-@click.option("--track", "tracks", multiple=True, type=click.Choice(ID_TRACKS),
-              help="Run only on these tracks (default: temp-id and geo-id).")
+    help="Run only these runners (default: id-random, id-tfidf, nn-train); repeatable.")
+@click.option("--track", "tracks", multiple=True, type=click.Choice(TRACKS),
+              help="Run only on these tracks (default: every track a runner answers).")
 @click.option("--split", "splits", multiple=True, type=click.Choice(SPLITS),
               help="Run only on these splits (default: dev and test).")
 @click.option("--with-minilm", is_flag=True, help="Also run id-minilm (trains for minutes).")
 @click.option("--quick", is_flag=True,
-              help="The quick start's set: paper numbers, id-random and id-tfidf (read from "
-                   "the committed reference files in submissions/reference/).")
+              help="The quick start's set: paper numbers, id-random, id-tfidf and nn-train "
+                   "(read from the committed reference files in submissions/reference/).")
 @click.option("--reported-only", is_flag=True, help="Only load or refresh the paper's numbers.")
 @click.option("--data", type=click.Path(file_okay=False, path_type=Path),
               help="Release folder the runners read (default: $SITUATEDQA_DATA, else "

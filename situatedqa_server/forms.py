@@ -217,3 +217,12 @@ class ReasonForm(FlaskForm):
 
 class ActionForm(FlaskForm):
     """A button that changes state: only the CSRF token."""
+
+
+class BaselineUploadForm(FlaskForm):
+    """A baseline run made elsewhere (a GPU machine): its output and the runner's sidecar."""
+
+    file = FileField("Runner output (.jsonl or .jsonl.gz)",
+                     validators=[FileRequired("choose the runner's output file")])
+    sidecar = FileField("Its sidecar (.meta.json)",
+                        validators=[FileRequired("choose the .meta.json written next to it")])

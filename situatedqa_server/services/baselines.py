@@ -33,6 +33,7 @@ from benchmark import (
     QA_TRACKS,
     SPLITS,
     TRACK_INFO,
+    TRACKS,
     GoldSplit,
     Predictions,
     ScoreResult,
@@ -60,17 +61,24 @@ from .score_rows import new_score
 PAPER_URL = "https://arxiv.org/abs/2109.06157"
 #: The reference submissions: the quick runners' outputs, committed compressed with sidecars.
 REFERENCE_DIR = Path(__file__).resolve().parents[2] / "submissions" / "reference"
-#: What a regeneration job started from the admin pages does.
+#: What a regeneration job started from the admin pages does ("files": an uploaded run).
 JOB_MODES = {"reference": "load the committed reference files (seconds)",
-             "quick": "rerun id-random and id-tfidf on the release (needs SITUATEDQA_DATA)"}
+             "quick": "rerun id-random, id-tfidf and nn-train on the release (needs "
+                      "SITUATEDQA_DATA; nn-train embeds the questions with MiniLM: minutes)"}
+UPLOAD_MODE = "files"
 SYSTEM_USERNAME = "situatedqa-organizers"
 SYSTEM_EMAIL = "organizers@situatedqa.invalid"
 SYSTEM_TEAM = "SituatedQA organizers"
 #: Not an argon2 hash: verification always fails, so nobody can log in as the system user.
 UNUSABLE_PASSWORD = "!"
 DEFAULT_SPLITS = ("dev", "test")
-#: CPU-only, seconds per run: what a plain regenerate and the quick start run.
-QUICK_RUNNERS = ("id-random", "id-tfidf")
+#: CPU-only, seconds to minutes per run: what a plain regenerate and the quick start run.
+QUICK_RUNNERS = ("id-random", "id-tfidf", "nn-train")
+#: Options a runner gets when the server runs it: nn-train looks up the training question
+#: with its context (the query-modified setting).
+RUNNER_ARGS: dict[str, tuple[str, ...]] = {"nn-train": ("--setting", "query-modified")}
+#: Runners whose entries name their query setting.
+SETTING_RUNNERS = ("dpr", "bart", "nn-train")
 #: Trains a transformer for minutes per track: only with --with-minilm.
 SLOW_RUNNERS = ("id-minilm",)
 #: Reported rows whose source starts so are managed by sync_reported (others are left alone).
@@ -103,6 +111,11 @@ RUNNERS: dict[str, RunnerInfo] = {
                       "Retrieval based: DPR retriever and reader over Wikipedia."),
     "bart": RunnerInfo("BART", ModelType.CLOSED_BOOK.value, QA_TRACKS,
                        "Closed book: BART generates the answer from the question."),
+    "nn-train": RunnerInfo("Nearest training question", ModelType.OTHER.value, QA_TRACKS,
+                           "Answers with the answer of the most similar training question "
+                           "of the same track and context type (MiniLM cosine; the "
+                           "question-overlap baseline of Lewis et al., EACL 2021): how far "
+                           "memorising the training answers gets."),
     "id-random": RunnerInfo("Random (train label rate)", ModelType.OTHER.value, ID_TRACKS,
                             "Labels drawn with the train split's positive rate (seeded)."),
     "id-tfidf": RunnerInfo("TF-IDF + logistic regression", ModelType.OTHER.value, ID_TRACKS,
@@ -164,7 +177,7 @@ def default_plan(runners: Sequence[str] = (), tracks: Sequence[str] = (),
                  splits: Sequence[str] = (), *, with_minilm: bool = False) -> list[BaselineKey]:
     """What regenerate runs: the quick runners (plus id-minilm) unless runners are named."""
     chosen = tuple(runners) or QUICK_RUNNERS + (SLOW_RUNNERS if with_minilm else ())
-    return plan(chosen, tuple(tracks) or ID_TRACKS, tuple(splits) or DEFAULT_SPLITS)
+    return plan(chosen, tuple(tracks) or TRACKS, tuple(splits) or DEFAULT_SPLITS)
 
 
 # --- files -------------------------------------------------------------------------------------
@@ -276,7 +289,8 @@ def run_runner(key: BaselineKey, data_dir: Path, work_dir: Path, *, seed: int = 
 
     output = work_dir / key.filename
     args = [key.runner, "--track", key.track, "--split", key.split, "--data", str(data_dir),
-            "--output", str(output), "--seed", str(seed), "--threads", str(threads)]
+            "--output", str(output), "--seed", str(seed), "--threads", str(threads),
+            *RUNNER_ARGS.get(key.runner, ())]
     try:
         # The runner's "wrote N records to <scratch folder>" would name a folder about to go.
         with blas_threads(threads), contextlib.redirect_stdout(io.StringIO()):
@@ -502,7 +516,7 @@ def method_name(file: BaselineFile) -> str:
     """The leaderboard name: QA runners add their query setting."""
     info = RUNNERS[file.key.runner]
     setting = file.meta.get("setting")
-    if file.key.runner in ("dpr", "bart") and setting:
+    if file.key.runner in SETTING_RUNNERS and setting:
         return f"{info.method_name} ({setting})"
     return info.method_name
 
@@ -627,23 +641,99 @@ def run_all(runs: Sequence[BaselineKey], data_dir: Path, *, seed: int, threads: 
 
 def regenerate(runs: Sequence[BaselineKey], files: Sequence[tuple[BaselineKey, Path]], *,
                data_dir: Path | None, seed: int = 0, threads: int = 1, reported: bool = True,
-               progress: Callable[[str], None] = lambda _: None) -> RegenerationReport:
-    """Run and read every baseline, score each against every gold version, then replace."""
-    loaded = [read_file(key, path) for key, path in files]
+               progress: Callable[[str], None] = lambda _: None,
+               loaded: Sequence[BaselineFile] = ()) -> RegenerationReport:
+    """Run and read every baseline, score each against every gold version, then replace.
+
+    LOADED are files already in memory (an upload from the admin pages).
+    """
+    ready = [*loaded, *(read_file(key, path) for key, path in files)]
     if runs:
-        loaded += run_all(runs, require_release(data_dir), seed=seed, threads=threads,
-                          progress=progress)
+        ready += run_all(runs, require_release(data_dir), seed=seed, threads=threads,
+                         progress=progress)
     targets = targets_active_first()
     scored = []
-    for file in loaded:
+    for file in ready:
         progress(f"scoring {file.key} against {len(targets)} gold version(s)")
         scored.append(score_file(file, targets))
+    progress(f"replacing {len(scored)} entries in one transaction")
     return replace_all(scored, reported_rows() if reported else None)
 
 
-def run_job_params(params: dict[str, Any], progress: Callable[[str], None]) -> None:
-    """Regenerate as a job's parameters say (mode: reference or quick)."""
+# --- jobs from the admin pages -------------------------------------------------------------
+
+
+def uploaded_file(data: bytes, filename: str, sidecar: bytes, sidecar_name: str,
+                  ) -> BaselineFile:
+    """A runner output uploaded with the .meta.json sidecar its runner wrote.
+
+    The sidecar names the runner, track and split and carries the run's fingerprints (model
+    and data sha256, code version), which the entry records and its page shows.
+    """
+    try:
+        meta = json.loads(sidecar.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BaselineError(f"{sidecar_name}: not readable JSON ({exc})") from None
+    if not isinstance(meta, dict):
+        raise BaselineError(f"{sidecar_name}: not a JSON object")
+    try:
+        key = baseline_key(str(meta.get("runner")), str(meta.get("track")),
+                           str(meta.get("split")))
+    except BaselineError as exc:
+        raise BaselineError(f"{sidecar_name}: {exc}") from None
+    if not isinstance(meta.get("fingerprints"), dict) or not meta["fingerprints"]:
+        raise BaselineError(f"{sidecar_name}: key 'fingerprints' is missing or empty; upload "
+                            "the .meta.json the runner wrote next to its output")
+    if filename.endswith(".gz"):
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise BaselineError(f"{filename}: not a gzip file ({exc})") from None
+    file = BaselineFile(key, data, meta)
+    inputs = gold_store.get_split(key.track, key.split)
+    try:  # checked now, so the organizer learns at once, not from a failed job
+        parse_predictions(data, inputs, filename=filename,
+                          max_bytes=current_app.config["MAX_DECOMPRESSED_BYTES"])
+    except ValidationError as exc:
+        raise BaselineError(f"{key}: the scorer rejects the file: {exc}") from None
+    return file
+
+
+def upload_params(file: BaselineFile) -> dict[str, Any]:
+    """Job parameters of an uploaded run: the file stored by content (not committed)."""
+    return {"mode": UPLOAD_MODE, "files": [
+        {"key": str(file.key), "sha256": blobs.put(file.data), "meta": file.meta}]}
+
+
+def job_steps(params: dict[str, Any]) -> int:
+    """How many progress lines a regeneration job reports (its progress bar's length)."""
     mode = params.get("mode", "reference")
+    if mode == "quick":
+        files = len(default_plan())
+        return 2 * files + 1  # run, score, then the one replacing transaction
+    if mode == UPLOAD_MODE:
+        return len(params.get("files", ())) + 1
+    return len(discover(REFERENCE_DIR)) + 1 if REFERENCE_DIR.is_dir() else 1
+
+
+def stored_uploads(params: dict[str, Any]) -> list[BaselineFile]:
+    """The uploaded files a job's parameters name, read back from the database."""
+    files = []
+    for spec in params.get("files", ()):
+        runner, track, split = str(spec["key"]).split(":")
+        files.append(BaselineFile(baseline_key(runner, track, split), blobs.get(spec["sha256"]),
+                                  dict(spec["meta"])))
+    return files
+
+
+def run_job_params(params: dict[str, Any], progress: Callable[[str], None]) -> None:
+    """Regenerate as a job's parameters say (mode: reference, quick or an uploaded file)."""
+    mode = params.get("mode", "reference")
+    if mode == UPLOAD_MODE:
+        # one uploaded run: only its entry changes, the paper rows are left as they are
+        regenerate([], [], data_dir=None, reported=False, progress=progress,
+                   loaded=stored_uploads(params))
+        return
     if mode not in JOB_MODES:
         raise BaselineError(f"unknown regeneration mode {mode!r}")
     configured = current_app.config.get("SITUATEDQA_DATA")

@@ -107,12 +107,12 @@ def plan_batches(job: Job) -> None:
     job.total, job.done = len(ids), 0
 
 
-def start_regeneration(params: dict[str, Any], actor: User | None) -> Job:
-    """Queue a baseline regeneration (committed; not yet dispatched)."""
+def start_regeneration(params: dict[str, Any], actor: User | None, total: int = 1) -> Job:
+    """Queue a baseline regeneration of TOTAL progress steps (committed; not yet dispatched)."""
     busy = unfinished(JobKind.REGENERATE)
     if busy:
         raise JobError(f"regeneration job {busy[0].id} is still {busy[0].status}")
-    job = Job(kind=JobKind.REGENERATE.value, params=params, total=1,
+    job = Job(kind=JobKind.REGENERATE.value, params=params, total=max(1, total),
               actor=actor.username if actor else audit.SYSTEM_ACTOR)
     db.session.add(job)
     db.session.flush()
@@ -376,15 +376,21 @@ def run_regeneration(job_id: int, run: Callable[[dict[str, Any], Callable[[str],
         return False
     _start(job)
     job.leased_until = lease_end()
+    params, total = dict(job.params), job.total
+    done = 0
     db.session.commit()
 
     def heartbeat(line: str) -> None:
+        # each line is one step: the page shows done/total and the step being run
+        nonlocal done
         log.info("regeneration job %s: %s", job_id, line)
+        done += 1
         db.session.execute(update(Job).where(Job.id == job_id).values(
-            leased_until=lease_end()))
+            leased_until=lease_end(), done=min(done - 1, max(0, total - 1)),
+            params={**params, "step": line}))
         db.session.commit()
 
-    run(dict(job.params), heartbeat)
+    run(params, heartbeat)
     job = db.session.get_one(Job, job_id)
     job.status, job.finished_at, job.done = JobStatus.DONE.value, utcnow(), job.total
     db.session.commit()

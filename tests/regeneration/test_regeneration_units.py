@@ -35,11 +35,14 @@ def test_bad_specs_say_what_is_wrong(spec: str, message: str) -> None:
 
 def test_default_plan() -> None:
     keys = svc.default_plan()
-    assert {k.runner for k in keys} == {"id-random", "id-tfidf"} and len(keys) == 8
-    assert {(k.track, k.split) for k in keys} == {
+    assert {k.runner for k in keys} == {"id-random", "id-tfidf", "nn-train"} and len(keys) == 16
+    assert {(k.track, k.split) for k in keys if k.runner == "id-tfidf"} == {
         (t, s) for t in ("temp-id", "geo-id") for s in ("dev", "test")}
+    # nn-train answers every QA track, not the identification ones
+    assert {(k.track, k.split) for k in keys if k.runner == "nn-train"} == {
+        (t, s) for t in ("temp", "geo", "present", "curprev") for s in ("dev", "test")}
     assert {k.runner for k in svc.default_plan(with_minilm=True)} == {
-        "id-random", "id-tfidf", "id-minilm"}
+        "id-random", "id-tfidf", "nn-train", "id-minilm"}
     assert svc.default_plan(["id-random"], ["geo-id"], ["dev"]) == [
         BaselineKey("id-random", "geo-id", "dev")]
     # QA runners skip identification tracks instead of failing
