@@ -9,6 +9,7 @@ so a metric added to a track appears here without an edit.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
@@ -265,10 +266,15 @@ def split_columns(track: str) -> dict[str, list[str]]:
 def board_query(track: str) -> type[BaseModel]:
     """The query model of one track's leaderboard: sort is one of its columns."""
     by_split = split_columns(track)
-    columns: list[JsonValue] = [*sorted({c for cs in by_split.values() for c in cs})]
-    columns_by_split: dict[str, JsonValue] = {
-        split: list[JsonValue](cs) for split, cs in by_split.items()}
-    per_split = "; ".join(f"{split}: {', '.join(cs)}" for split, cs in by_split.items())
+    return _board_query(track, tuple((split, tuple(cs)) for split, cs in by_split.items()))
+
+
+@functools.lru_cache(maxsize=64)
+def _board_query(track: str, by_split: tuple[tuple[str, tuple[str, ...]], ...]) -> type[BaseModel]:
+    """board_query for given columns, made once (a leaderboard request checks its query)."""
+    columns: list[JsonValue] = [*sorted({c for _, cs in by_split for c in cs})]
+    columns_by_split: dict[str, JsonValue] = {split: list(cs) for split, cs in by_split}
+    per_split = "; ".join(f"{split}: {', '.join(cs)}" for split, cs in by_split)
     sort = Field(None, description=(
         f"Column to sort by (default: the primary metric). The columns depend on the split "
         f"({per_split}). A column the split lacks: 400."), json_schema_extra={
@@ -383,8 +389,10 @@ def plain(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     return prop
 
 
+@functools.lru_cache(maxsize=128)
 def parameters(model: type[BaseModel], where: str) -> list[dict[str, Any]]:
-    """OpenAPI parameters from a model's fields (its JSON Schema, one property each)."""
+    """OpenAPI parameters from a model's fields (its JSON Schema, one property each); made
+    once per model, so callers must not change them."""
     schema = model.model_json_schema(ref_template=SCHEMAS)
     required, defs = set(schema.get("required", [])), schema.get("$defs", {})
     found = []
@@ -430,7 +438,13 @@ def operation_object(operation: Operation) -> dict[str, Any]:
 
 def components(ops: Sequence[Operation]) -> dict[str, Any]:
     """Schemas of every body (pydantic's JSON Schema), error responses, the bearer scheme."""
-    models = {m for op in ops for m in (op.response, op.body) if m is not None} | {Error}
+    return _components(frozenset(m for op in ops for m in (op.response, op.body)
+                                 if m is not None) | {Error})
+
+
+@functools.lru_cache(maxsize=4)
+def _components(models: frozenset[type[BaseModel]]) -> dict[str, Any]:
+    """components for these models, made once (callers must not change them)."""
     _, schema = models_json_schema(
         [(model, "serialization" if model is not Upload else "validation")
          for model in sorted(models, key=lambda m: m.__name__)], ref_template=SCHEMAS)
