@@ -3,8 +3,9 @@ a folder outside the checkout.
 
 The venv is clean (no --system-site-packages, nothing from the checkout on sys.path): pip
 installs the wheel's declared dependencies from the package index, so a dependency missing
-from pyproject.toml fails here. pip's download cache is the one thing written outside
-tmp_path (it makes a second run take about 2 minutes instead of 3).
+from pyproject.toml fails here. HOME is a temporary folder, so pip's cache and everything
+else stay under tmp_path; the price is a fresh download each run (3 to 7 minutes in all on
+the 2-core dev machine, most of it pip).
 """
 
 from __future__ import annotations
