@@ -333,7 +333,15 @@ class GoldForms:
     def __init__(self, answer_sets: Sequence[Sequence[str]]) -> None:
         distinct = {a for answers in answer_sets for a in answers}
         keys = {a: gold_keys(a) for a in distinct}
+        #: Every gold answer text of the split read as a prediction: wrong answers are often
+        #: another context's gold answer (the paper's outdated answers), parsed here once.
+        self.known: dict[str, frozenset[str]] = {a: prediction_keys(a) for a in distinct}
         tokens = {a: normalize_answer(a).split() for a in distinct}
+        #: Per example: the number of its gold-answer set (examples with the same set, as the
+        #: contexts of one question often are, share it: their results are computed once).
+        numbers: dict[frozenset[str], int] = {}
+        self.group: list[int] = [numbers.setdefault(frozenset(answers), len(numbers))
+                                 for answers in answer_sets]
         #: Per example: the union of the gold answers' match keys.
         self.keys: tuple[frozenset[str], ...] = tuple(
             frozenset().union(*(keys[a] for a in answers)) for answers in answer_sets)
@@ -403,26 +411,43 @@ def lenient_outcomes(
     equiv = em.copy()
     f1 = em.astype(np.float64)
     wrong = np.flatnonzero(~em)
-    kinds_of, years_of = forms.kinds, forms.years
+    group = forms.group
+    # em_equiv: where the gold is a date, range or number; once per (gold set, prediction).
+    kinds_of, years_of, gold_keys_of = forms.kinds, forms.years, forms.keys
+    matched: dict[tuple[int, str], bool] = {}
     for i in wrong[kinds_of[wrong] > 0].tolist():
         text = predictions[i]
-        years = years_of[i]
-        if years is not None and not any(map(text.__contains__, years)):
-            continue  # a date or range matches only a prediction holding one of its years
-        entry = (text, int(kinds_of[i]))
-        keys = key_cache.get(entry)
-        if keys is None:
-            keys = key_cache[entry] = prediction_keys(*entry)
-        if keys and not forms.keys[i].isdisjoint(keys):
+        pair = (group[i], text)
+        hit = matched.get(pair)
+        if hit is None:
+            years = years_of[i]
+            # A date or range matches only a prediction holding one of its years.
+            hit = years is None or any(map(text.__contains__, years))
+            if hit:
+                keys = forms.known.get(text)
+                if keys is None:
+                    entry = (text, int(kinds_of[i]))
+                    keys = key_cache.get(entry)
+                    if keys is None:
+                        keys = key_cache[entry] = prediction_keys(*entry)
+                hit = not gold_keys_of[i].isdisjoint(keys)
+            matched[pair] = hit
+        if hit:
             equiv[i] = True
-    # F1: only where the prediction shares a token with the gold (else 0), found in bulk.
-    positions = wrong.tolist()
-    tokens = [normalized[i].split() for i in positions]
-    vocab = forms.vocab
-    disjoint = list(map(frozenset.isdisjoint, [vocab[i] for i in positions], tokens))
-    bags = forms.bags
-    for i, words, none_shared in zip(positions, tokens, disjoint, strict=True):
-        if none_shared and words:
-            continue  # F1 0 (an empty gold bag needs an empty prediction)
-        f1[i] = max((token_f1(words, bag, length) for bag, length in bags[i]), default=0.0)
+    # Token F1: once per (gold set, normalized prediction); 0 without a shared token.
+    vocab, bags = forms.vocab, forms.bags
+    scores: dict[tuple[int, str], float] = {}
+    for i in wrong.tolist():
+        pair = (group[i], normalized[i])
+        value = scores.get(pair)
+        if value is None:
+            words = pair[1].split()
+            if words and vocab[i].isdisjoint(words):
+                value = 0.0  # (an empty gold bag needs an empty prediction)
+            else:
+                value = max((token_f1(words, bag, length) for bag, length in bags[i]),
+                            default=0.0)
+            scores[pair] = value
+        if value:
+            f1[i] = value
     return equiv, f1

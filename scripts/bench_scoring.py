@@ -137,6 +137,22 @@ def measure(fn: Callable[[], Any], repeat: int) -> Run:
     return Run(result, min(times), statistics.median(times), min(cpu_times), peak / 2**20)
 
 
+def added_cost(base: Callable[[], Any], full: Callable[[], Any], repeat: int
+               ) -> tuple[float, float]:
+    """What full costs beyond base in CPU seconds: best minus best, and the median of the
+    differences of runs taken in alternation (steadier on a shared machine: both runs of a
+    pair see the same load)."""
+    base_times: list[float] = []
+    full_times: list[float] = []
+    for _ in range(repeat):
+        for fn, times in ((base, base_times), (full, full_times)):
+            start = time.thread_time()
+            fn()
+            times.append(time.thread_time() - start)
+    differences = [f - b for f, b in zip(full_times, base_times, strict=True)]
+    return min(full_times) - min(base_times), statistics.median(differences)
+
+
 def cpu_model() -> str:
     """The processor's name as /proc/cpuinfo gives it."""
     try:
@@ -207,6 +223,7 @@ def main() -> int:
         "lenient outcomes (em_equiv, F1)": measure(
             lambda: lenient_codes(gold, predictions, codes), args.repeat).cpu,
     }
+    added = added_cost(em_alone, benchmark, 3 * args.repeat)
     official = {OFFICIAL_NAMES[k]: v for k, v in runs["official"].result.items()}
     identical = all(result.metrics[name] == value for name, value in official.items())
     best = {name: run.cpu for name, run in runs.items()}
@@ -222,7 +239,8 @@ def main() -> int:
                    "official / benchmark": round(best["official"] / best["benchmark"], 2),
                    "official / floor": round(best["official"] / best["floor"], 2)},
         "identical_metrics": identical, "metrics": result.metrics,
-        "lenient_added_ms": round((best["benchmark"] - best["em alone"]) * 1000, 2),
+        "lenient_added_ms": round(added[0] * 1000, 2),
+        "lenient_added_median_paired_ms": round(added[1] * 1000, 2),
         "machine": {"cpus": os.cpu_count(), "cpu_model": cpu_model(),
                     "python": platform.python_version(),
                     "load_average": [round(x, 2) for x in os.getloadavg()]},
@@ -251,9 +269,10 @@ def main() -> int:
     print("where the benchmark's CPU time goes: " + ", ".join(
         f"{name} {t * 1000:.2f} ms" for name, t in phases.items()))
     print(f"identical metrics (benchmark vs official): {identical}")
-    added = figures["lenient_added_ms"]
-    print(f"every metric ({len(result.metrics)}) minus EM alone: {added:.2f} ms CPU "
-          f"(target: at most 2 ms; {'met' if added <= 2 else 'not met'})")
+    best_added, paired = figures["lenient_added_ms"], figures["lenient_added_median_paired_ms"]
+    print(f"every metric ({len(result.metrics)}) minus the paper's alone: best {best_added:.2f} "
+          f"ms CPU, median of alternating pairs {paired:.2f} ms (target: at most 2 ms; "
+          f"{'met' if max(best_added, paired) <= 2 else 'not met'})")
     return 0 if identical else 1
 
 

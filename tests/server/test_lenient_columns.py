@@ -130,3 +130,32 @@ def test_identification_boards_have_no_lenient_columns(app: Flask) -> None:
     assert "em_equiv" not in board["columns"] and "f1" in board["columns"]
     page = client.get("/leaderboards/temp-id?split=dev").get_data(as_text=True)
     assert "not in the paper" not in page and "column-picker" not in page
+
+
+def test_rescore_backfills_scores_stored_before_the_lenient_metrics(
+        app: Flask, release_gold: GoldSet) -> None:
+    """`flask submissions rescore` adds em_equiv / f1 to an old row; EM stays identical."""
+    client = app.test_client()
+    register(client, "alice")
+    token = new_token(client)
+    gold = release_gold.get("temp", "dev")
+    file_a, _, _, _ = _files(gold)
+    submission_id = api_upload(client, token, gold, file_a, public="true").json["id"]
+    with app.app_context():
+        row = db.session.scalar(select(Score).where(Score.submission_id == submission_id))
+        assert row is not None
+        before = dict(row.metrics), dict(row.ci)
+        # As stored before issue 15: no lenient metric, no lenient bits in the codes.
+        paper = [k for k in row.metrics if k.startswith("em") and not k.startswith("em_equiv")]
+        row.metrics = {k: row.metrics[k] for k in paper}
+        row.ci = {k: row.ci[k] for k in paper}
+        row.outcomes = bytes(b & 3 for b in row.outcomes)
+        db.session.commit()
+    result = app.test_cli_runner().invoke(args=["submissions", "rescore"])
+    assert result.exit_code == 0, result.output
+    with app.app_context():
+        row = db.session.scalar(select(Score).where(Score.submission_id == submission_id))
+        assert row is not None
+        assert row.metrics == before[0] and row.ci == before[1]  # EM identical, lenient back
+        assert "em_equiv_any" in row.metrics and "f1_start" in row.metrics
+        assert all(b & 16 for b in row.outcomes)
