@@ -91,5 +91,14 @@ def test_the_reference_job_reports_every_step(app: Flask) -> None:
         job = db.session.scalars(select(Job)).one()
         assert (job.status, job.total, job.done) == ("done", len(files) + 1, len(files) + 1)
         assert job.params["step"] == f"replacing {len(files)} entries in one transaction"
-        runners = {s.baseline_runner for s in db.session.scalars(select(Submission))}
-    assert runners == {"id-random", "id-tfidf", "nn-train"}
+        entries = db.session.scalars(select(Submission)).all()
+        assert {s.baseline_runner for s in entries} == {"id-random", "id-tfidf", "nn-train"}
+        nearest = [s for s in entries if s.baseline_runner == "nn-train"]
+        # the quick start's QA reference: every QA board, dev and test, public baselines
+        assert sorted((s.track, s.split) for s in nearest) == sorted(
+            (t, p) for t in ("temp", "geo", "present", "curprev") for p in ("dev", "test"))
+        for entry in nearest:
+            assert entry.is_baseline and entry.is_public and len(entry.scores) == 1
+            assert entry.method_name == "Nearest training question (query-modified)"
+            assert (entry.baseline_settings or {})["settings"]["embedder"] == "minilm"
+            assert entry.scores[0].n > 0
