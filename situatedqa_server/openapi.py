@@ -23,6 +23,7 @@ from benchmark import SPLITS, TRACK_INFO, TRACKS
 
 from .converters import MAX_ID
 from .errors import ApiError
+from .forms import YES_WORDS
 from .models import ModelType
 from .services.gold_store import GoldUnavailable
 from .services.leaderboards import MAX_PAGE, MAX_PER_PAGE, TEXT_COLUMNS, columns_of
@@ -31,7 +32,6 @@ bp = Blueprint("openapi", __name__)
 API = "/api/v1"
 JSON = "application/json"
 SCHEMAS = "#/components/schemas/{model}"
-YesNo = Literal["1", "0", "yes", "no", "true", "false", "on", "off"]
 #: Text without the control characters every input refuses (see inputs.CONTROL).
 NO_CONTROLS = "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f]*$"
 URL_PATTERN = r"^https?://[A-Za-z0-9.-]+(/[!-~]*)?$"
@@ -43,6 +43,8 @@ def one_of(values: Iterable[str], description: str | None = None) -> Any:
 
 
 Track = Annotated[str, one_of(TRACKS)]
+#: The words a yes/no form field takes (the form's own list; it also ignores case).
+YesNo = Annotated[str, one_of(word for word in YES_WORDS if word)]
 Split = Annotated[str, one_of(SPLITS)]
 Timestamp = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
 Metrics = Annotated[dict[str, float | None], Field(

@@ -8,9 +8,13 @@ from typing import Any
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from flask_wtf.file import FileRequired
+from wtforms.fields.core import UnboundField
+from wtforms.validators import DataRequired, Length
 
 from benchmark import TRACK_INFO, GoldSet
 from situatedqa_server import openapi
+from situatedqa_server.forms import SubmissionForm
 
 from .conftest import api_upload, new_token, register
 
@@ -66,3 +70,26 @@ def test_responses_and_errors_fit_their_models(client: FlaskClient,
     assert openapi.Error.model_validate(missing.json).error.code == "not_found"
     with pytest.raises(ValueError, match="extra"):
         openapi.Submission.model_validate({**created.json, "surprise": 1})
+
+
+def test_upload_schema_agrees_with_the_form_that_checks_uploads() -> None:
+    """The documented upload fields are the form's: names, required ones, length caps (or a
+    tighter pattern) and choices; the form validates, so the schema must promise no other."""
+    schema = openapi.Upload.model_json_schema(ref_template=openapi.SCHEMAS)
+    documented = {name: openapi.plain(prop, schema.get("$defs", {}))
+                  for name, prop in schema["properties"].items()}
+    fields = {name: value for name, value in vars(SubmissionForm).items()
+              if isinstance(value, UnboundField)}
+    assert set(documented) == set(fields)
+    validators = {name: field.kwargs.get("validators", []) for name, field in fields.items()}
+    required = {name for name, checks in validators.items()
+                if any(isinstance(v, DataRequired | FileRequired) for v in checks)}
+    # track and split are choices with a default on the page; the API needs them sent.
+    assert set(schema["required"]) == required | {"track", "split"}
+    for name, checks in validators.items():
+        for cap in (v.max for v in checks if isinstance(v, Length)):
+            assert documented[name].get("maxLength", cap) == cap, name
+            assert "maxLength" in documented[name] or "pattern" in documented[name], name
+    for name, field in fields.items():
+        if "choices" in field.kwargs:
+            assert documented[name]["enum"] == [c.value for c in field.kwargs["choices"]], name
