@@ -117,16 +117,20 @@ class SubmissionList(BaseModel):
 
 
 class ExampleRow(BaseModel):
-    """One dev/train example: inputs, gold, prediction, correctness (QA rows add
-    correct_any, and correct_equiv and f1 where lenient scoring applies)."""
+    """One dev/train example: inputs, gold, prediction and correctness."""
 
     key: str
     question: str
     context: dict[str, Any]
     partitions: list[str]
     prediction: Any
-    gold: Any
+    gold: Any = Field(description="The answers (QA) or the label (identification).")
     correct: bool
+    correct_any: bool | None = Field(None, description="QA: matches any annotated answer.")
+    correct_equiv: bool | None = Field(None, description=(
+        "QA, where lenient scoring applies: matches an equivalent answer."))
+    f1: float | None = Field(None, description="QA, where lenient scoring applies: token F1.")
+    score: float | None = Field(None, description="Identification: the submitted score.")
 
 
 class Examples(BaseModel):
