@@ -21,6 +21,7 @@ from typing import Any
 
 import click
 import numpy as np
+from tqdm import tqdm
 
 from baselines import devices
 from baselines.corpus import CorpusTable, Passage, PassageStore, iter_passages, iter_rows
@@ -168,8 +169,6 @@ def build_index(corpus: Path, folder: Path, params: IndexParams, info: dict[str,
     Passages are encoded in batches by the encoder ENCODER() returns (made only when
     something is left to encode), or read from DPR embedding SHARDS.
     """
-    from tqdm import tqdm
-
     build_info = {**info, "kind": params.kind, "hnsw_m": params.hnsw_m,
                   "ef_construction": params.ef_construction, "nlist": params.nlist}
     saved = _saved_state(folder, build_info)
