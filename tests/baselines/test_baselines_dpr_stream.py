@@ -16,6 +16,7 @@ import pytest
 from baselines.corpus import CorpusTable, Passage, PassageStore, id_key, iter_passages
 from baselines.dpr import build_index
 from baselines.passage_index import (
+    EmbeddingFile,
     IndexParams,
     PassageIndex,
     numpy_top_k,
@@ -252,3 +253,18 @@ def test_passage_index_kinds_on_a_matrix() -> None:
         # positions map through ROWS (as for DPR shards in another order than the corpus)
         assert PassageIndex.build(kind, matrix, rows).search(q, 7)[1].tolist() == \
             rows[exact].tolist()
+
+
+def test_embedding_file_cuts_a_torn_row_and_reads_in_blocks(tmp_path: Path) -> None:
+    path = tmp_path / "e.f32"
+    block = np.arange(12, dtype=np.float32).reshape(3, 4)
+    EmbeddingFile(path).append(block)
+    with path.open("ab") as handle:
+        handle.write(b"\x00" * 5)  # a kill in the middle of the next row
+    reopened = EmbeddingFile(path)
+    assert reopened.rows() == 3 and path.stat().st_size == 3 * 4 * 4
+    reopened.append(block[:1] + 100)
+    assert [b.tolist() for b in reopened.chunks(3)] == [
+        block.tolist(), [[100.0, 101.0, 102.0, 103.0]]]
+    with pytest.raises(ValueError, match="dim 2"):
+        reopened.append(np.zeros((1, 2)))
