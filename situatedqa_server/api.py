@@ -11,7 +11,7 @@ from typing import Any, Literal, overload
 from flask import Blueprint, current_app, request
 from sqlalchemy import select
 
-from benchmark import TRACK_INFO, TRACKS, FileTooLargeError, ValidationError
+from benchmark import HIDDEN_SPLIT, TRACK_INFO, TRACKS, FileTooLargeError, ValidationError
 
 from .errors import ApiError
 from .extensions import config_limit, db, limiter
@@ -169,7 +169,7 @@ def get_submission(submission_id: int) -> dict[str, Any]:
 def get_examples(submission_id: int) -> dict[str, Any]:
     """Per-example rows of a team's own dev or train submission (never test)."""
     submission = visibility.changeable(submission_id, token_user())
-    if submission.split == scoring.HIDDEN_SPLIT:
+    if submission.split == HIDDEN_SPLIT:
         raise ApiError(404, "hidden_split", "per-example feedback is not given on the test split")
     return {"id": submission.id, "examples": scoring.example_rows(submission)}
 
