@@ -11,6 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from benchmark import (
+    HIDDEN_SPLIT,
     GoldSplit,
     Predictions,
     ScoreResult,
@@ -25,8 +26,6 @@ from ..extensions import db
 from ..models import GoldVersion, Score, Submission, User, Visibility, utcnow
 from . import audit, blobs, duplicates, gold_store, ladder, quotas, versions
 from .score_rows import new_score
-
-HIDDEN_SPLIT = "test"
 
 
 class HiddenSplitError(Exception):
