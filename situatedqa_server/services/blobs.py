@@ -59,7 +59,7 @@ def get_many(sha256s: Iterable[str]) -> dict[str, bytes]:
     if not wanted:
         return {}
     return dict(db.session.execute(
-        select(StoredFile.sha256, StoredFile.data).where(StoredFile.sha256.in_(wanted))).tuples())
+        select(StoredFile.sha256, StoredFile.data).where(StoredFile.sha256.in_(wanted))).all())
 
 
 def decompress(compressed: bytes) -> bytes:
