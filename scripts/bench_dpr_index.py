@@ -7,12 +7,15 @@ builds a tiny random DPR context encoder from a config (no weights are downloade
 on-disk embedding file, and the faiss index filled chunk by chunk. Prints passages/s per
 stage, peak RSS (the whole process) and the size on disk of the index folder, then the same
 figures extrapolated linearly to 21M passages at DPR's 768 dimensions. ``--compare`` also
-builds HNSW / IVF indexes over the same embeddings and reports their recall@100 against flat.
+builds HNSW / IVF indexes over the same embeddings and reports their recall@100 against flat;
+with ``--embeddings DIR`` it measures only that, on the real embeddings of an index folder
+built by the dpr runner (``--query-vectors`` takes an .npy of encoded questions).
 
 The tiny encoder (2 layers, 32 wide) makes encoding far faster than DPR's BERT-base: the
 encoding rate here measures the pipeline around the model, not a real encoder.
 
 Usage: python scripts/bench_dpr_index.py --passages 1000000 [--compare hnsw,ivf]
+       python scripts/bench_dpr_index.py --embeddings index/wiki2021 --compare hnsw,ivf
 """
 
 from __future__ import annotations
@@ -97,10 +100,56 @@ def hash_encoder(dim: int) -> Callable[[Sequence[Passage]], np.ndarray]:
     return encode
 
 
+def word_encoder(dim: int, vocab: list[str]) -> Callable[[Sequence[Passage]], np.ndarray]:
+    """A model-free encoder: the sum of a fixed random vector per word (spread, no ties)."""
+    vectors = np.random.default_rng(0).normal(size=(len(vocab) + 1, dim)).astype(np.float32)
+    index = {word: i for i, word in enumerate(vocab)}
+
+    def encode(batch: Sequence[Passage]) -> np.ndarray:
+        return np.stack([vectors[[index.get(w, len(vocab)) for w in
+                                  f"{p.title} {p.text}".split()]].sum(axis=0) for p in batch])
+
+    return encode
+
+
 def recall_at(found: np.ndarray, exact: np.ndarray) -> float:
     """Mean share of the exact top-k found."""
     return float(np.mean([len(set(a) & set(b)) / len(b) for a, b in zip(found, exact,
                                                                          strict=True)]))
+
+
+def compare_kinds(embeddings: EmbeddingFile, q: np.ndarray, exact: np.ndarray, kinds: str,
+                  ef_search: int, nprobe: int) -> dict[str, float]:
+    """Build each of KINDS (comma-separated) over EMBEDDINGS: build seconds, recall@100."""
+    found: dict[str, float] = {}
+    for other in filter(None, kinds.split(",")):
+        started = time.perf_counter()
+        params = IndexParams(other, ef_search=ef_search, nprobe=nprobe)
+        built = PassageIndex.build(params, embeddings.matrix(), None, embeddings.chunks(65536))
+        found[f"{other}_build_s"] = round(time.perf_counter() - started, 1)
+        found[f"{other}_recall_at_100_vs_flat"] = round(
+            recall_at(built.search(q, 100)[1], exact), 4)
+    return found
+
+
+def recall_on(folder: Path, query_vectors: Path | None, queries: int, kinds: str,
+              ef_search: int, nprobe: int) -> dict[str, Any]:
+    """Recall@100 of KINDS against exact search on an index folder's embedding file."""
+    embeddings = EmbeddingFile(folder / EMBEDDINGS)
+    if not embeddings.rows():
+        raise click.BadParameter(f"{folder} has no {EMBEDDINGS}", param_hint="--embeddings")
+    if query_vectors is not None:
+        q = np.load(query_vectors).astype(np.float32)
+    else:
+        # no questions given: stored passage vectors stand in for them (an easier task)
+        picks = np.random.default_rng(0).choice(embeddings.rows(), queries, replace=False)
+        q = np.asarray(embeddings.matrix()[np.sort(picks)], dtype=np.float32)
+    flat = PassageIndex.build(IndexParams("flat"), embeddings.matrix(), None,
+                              embeddings.chunks(65536))
+    exact = flat.search(q, 100)[1]
+    return {"embeddings": str(folder), "vectors": embeddings.rows(), "dim": embeddings.dim,
+            "queries": len(q), "ef_search": ef_search, "nprobe": nprobe,
+            **compare_kinds(embeddings, q, exact, kinds, ef_search, nprobe)}
 
 
 @click.command()
@@ -109,22 +158,38 @@ def recall_at(found: np.ndarray, exact: np.ndarray) -> float:
 @click.option("--dim", default=32, show_default=True, type=click.IntRange(min=8),
               help="Width of the tiny encoder (= embedding dimension).")
 @click.option("--encoder", default="tiny-dpr", show_default=True,
-              type=click.Choice(("tiny-dpr", "hash")),
-              help="tiny-dpr: a random 2-layer DPR encoder; hash: no model (pipeline only).")
+              type=click.Choice(("tiny-dpr", "hash", "words")),
+              help="tiny-dpr: a random 2-layer DPR encoder (its vectors nearly tie: not for "
+                   "recall); hash: byte histograms, words: sums of random word vectors (no "
+                   "model: they time the pipeline; words suits --compare).")
 @click.option("--batch-size", default=256, show_default=True, type=click.IntRange(min=1))
 @click.option("--index", "kind", default="flat", show_default=True,
               type=click.Choice(("flat", "hnsw", "ivf")))
 @click.option("--compare", default="", help="Also build these kinds (hnsw,ivf): recall@100.")
 @click.option("--queries", default=200, show_default=True, type=click.IntRange(min=1))
+@click.option("--ef-search", default=128, show_default=True, type=click.IntRange(min=1),
+              help="HNSW efSearch of --compare.")
+@click.option("--nprobe", default=64, show_default=True, type=click.IntRange(min=1),
+              help="IVF nprobe of --compare.")
+@click.option("--embeddings", "embeddings_dir",
+              type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Only measure --compare recall on this index folder's real embeddings.")
+@click.option("--query-vectors", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="With --embeddings: an .npy of question vectors (default: passage vectors).")
 @click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
               help="torch and faiss threads (the machine is shared).")
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path),
               help="Keep the corpus and index here (default: a temporary folder).")
 def main(n: int, words: int, dim: int, encoder: str, batch_size: int, kind: str, compare: str,
-         queries: int, threads: int, workdir: Path | None) -> None:
+         queries: int, ef_search: int, nprobe: int, embeddings_dir: Path | None,
+         query_vectors: Path | None, threads: int, workdir: Path | None) -> None:
     """Index N synthetic passages and report passages/s, peak RSS and index size."""
     torch.set_num_threads(threads)
     faiss.omp_set_num_threads(threads)
+    if embeddings_dir is not None:
+        click.echo(json.dumps(recall_on(embeddings_dir, query_vectors, queries,
+                                        compare or "hnsw,ivf", ef_search, nprobe), indent=2))
+        return
     rng = random.Random(0)
     vocab = sorted({"".join(rng.choices(string.ascii_lowercase, k=rng.randint(3, 9)))
                     for _ in range(5000)})
@@ -141,8 +206,11 @@ def main(n: int, words: int, dim: int, encoder: str, batch_size: int, kind: str,
         rss_before = peak_rss_mb()
         folder = root / f"index-{kind}"
         started, cpu_started = time.perf_counter(), time.process_time()
-        encode = (hash_encoder(dim) if encoder == "hash" else
-                  lambda batch: encode_passages(model, tok, batch, placement))
+        def tiny_dpr(batch: Sequence[Passage]) -> np.ndarray:
+            return encode_passages(model, tok, batch, placement)
+
+        encode = {"hash": hash_encoder(dim), "words": word_encoder(dim, vocab),
+                  "tiny-dpr": tiny_dpr}[encoder]
         index, table = build_index(corpus, folder, IndexParams(kind), {"bench": n},
                                    lambda: encode, batch_size=batch_size)
         total = time.perf_counter() - started
@@ -167,14 +235,8 @@ def main(n: int, words: int, dim: int, encoder: str, batch_size: int, kind: str,
             "index_folder_mb": {k: round(v / 2**20, 2) for k, v in sizes.items()},
             "search_ms_per_query_top100": round(1000 * search, 2),
         }
-        embeddings = EmbeddingFile(folder / EMBEDDINGS)
-        for other in filter(None, compare.split(",")):
-            started = time.perf_counter()
-            built = PassageIndex.build(IndexParams(other), embeddings.matrix())
-            seconds = time.perf_counter() - started
-            report[f"{other}_build_s"] = round(seconds, 1)
-            report[f"{other}_recall_at_100_vs_flat"] = round(
-                recall_at(built.search(q, 100)[1], exact), 4)
+        report.update(compare_kinds(EmbeddingFile(folder / EMBEDDINGS), q, exact, compare,
+                                    ef_search, nprobe))
         per_passage = sizes.get("index.faiss", 0) / len(table)
         scale = WIKIPEDIA / len(table)
         report["extrapolated_21M"] = {
