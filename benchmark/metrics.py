@@ -169,29 +169,15 @@ def metric_from_codes(
     resamples: int,
 ) -> MetricValue:
     """Value and bootstrap CI of a statistic of per-example category codes."""
-    return metric_and_draws(codes, n_categories, statistic, name=name, seed=seed,
-                            resamples=resamples)[0]
-
-
-def metric_and_draws(
-    codes: IntArray,
-    n_categories: int,
-    statistic: CountStatistic,
-    *,
-    name: str,
-    seed: int,
-    resamples: int,
-) -> tuple[MetricValue, IntArray | None]:
-    """metric_from_codes, and its bootstrap draws of the category counts (None without)."""
     counts = np.bincount(codes, minlength=n_categories).astype(np.int64)
     n = int(counts.sum())
     if n == 0:
-        return MetricValue(None, None, 0), None
+        return MetricValue(None, None, 0)
     value = float(statistic(counts))
     if resamples <= 0:
-        return MetricValue(value, None, n), None
+        return MetricValue(value, None, n)
     draws = multinomial_draws(counts, rng_for(seed, name), resamples)
-    return MetricValue(value, percentile_interval(statistic(draws)), n), draws
+    return MetricValue(value, percentile_interval(statistic(draws)), n)
 
 
 def roc_auc(scores: FloatArray, gold: BoolArray) -> float:
@@ -332,53 +318,45 @@ def fast_interval(values: FloatArray) -> tuple[float, float]:
     return (float(low), float(high))
 
 
-def binary_metric(correct: BoolArray, em: BoolArray, em_right: IntArray | None, *,
-                  name: str, seed: int, resamples: int) -> MetricValue:
-    """Percent correct of a metric that holds wherever EM holds, with its bootstrap CI.
+def binary_metric(correct: BoolArray, *, name: str, seed: int, resamples: int) -> MetricValue:
+    """Percent correct with its bootstrap CI, drawn as one binomial per resample.
 
-    em_right holds EM's bootstrap draws of its number right on the same examples (None
-    without CIs). A resample's number right is EM's plus, among the n - c resampled
-    examples EM got wrong, Binomial(n - c, q) more, q being the share of EM-wrong examples
-    this metric gets right: exactly the bootstrap distribution (the joint multinomial of
-    right by both / by this only / by neither, drawn as EM's count then the rest), at the
-    cost of one small binomial per resample, and coherent with EM's CI resample by resample.
+    Resampling n examples with replacement draws the number right from Binomial(n, k/n):
+    the same distribution as the EM metrics' two-category multinomial, from one scalar
+    binomial call. Its own stream (seed, name), so adding metrics changes no other CI.
     """
     n = int(correct.size)
     if n == 0:
         return MetricValue(None, None, 0)
-    k, k_em = int(np.count_nonzero(correct)), int(np.count_nonzero(em))
+    k = int(np.count_nonzero(correct))
     value = 100.0 * k / n
-    if resamples <= 0 or em_right is None:
+    if resamples <= 0:
         return MetricValue(value, None, n)
-    share = (k - k_em) / (n - k_em) if n > k_em else 0.0
-    extra = rng_for(seed, name).binomial(n - em_right, share) if share > 0 else 0
-    return MetricValue(value, fast_interval(100.0 * (em_right + extra) / n), n)
+    draws = rng_for(seed, name).binomial(n, k / n, size=resamples)
+    return MetricValue(value, fast_interval(100.0 * draws / n), n)
 
 
-def mean_metric(scores: FloatArray, em: BoolArray, em_right: IntArray | None, *,
-                name: str, seed: int, resamples: int) -> MetricValue:
-    """The mean of per-example scores in [0, 1] that are 1 wherever EM holds, in percent,
-    with a bootstrap CI.
+def mean_metric(scores: FloatArray, *, name: str, seed: int, resamples: int) -> MetricValue:
+    """The mean of per-example scores in [0, 1], in percent, with a bootstrap CI.
 
-    As binary_metric: a resample's EM-right count is EM's own draw; among the n - c others,
-    Binomial(n - c, q) score above 0 (q: the share of EM-wrong examples that do), and the
-    sum of those scores is drawn from the normal law of a sum of that many draws from the
-    observed ones (their mean and variance; the central limit theorem: these examples are a
-    minority whose spread adds little to the total). Two cheap draws per resample instead
-    of one per distinct score value.
+    A resample of n examples holds Binomial(n, m/n) of the m examples scoring above 0 (exact),
+    and the sum of their scores is drawn from the normal law of a sum of that many draws from
+    the observed positive scores (their mean and variance: the central limit theorem; clipped
+    to [0, count]). Two vectorized draws per resample instead of a multinomial over every
+    distinct score value; tests compare it with a plain index bootstrap.
     """
     n = int(scores.size)
     if n == 0:
         return MetricValue(None, None, 0)
     value = 100.0 * float(scores.mean())
-    if resamples <= 0 or em_right is None:
+    if resamples <= 0:
         return MetricValue(value, None, n)
-    credit = scores[~em & (scores > 0)]
-    wrong = n - int(np.count_nonzero(em))
-    totals = em_right.astype(np.float64)
-    if credit.size:
-        rng = rng_for(seed, name)
-        drawn = rng.binomial(n - em_right, credit.size / wrong).astype(np.float64)
-        sums = rng.normal(drawn * float(credit.mean()), np.sqrt(drawn) * float(credit.std()))
-        totals += np.clip(sums, 0.0, drawn)
+    positive = scores[scores > 0]
+    rng = rng_for(seed, name)
+    counts = rng.binomial(n, positive.size / n, size=resamples).astype(np.float64)
+    totals = counts * (float(positive.mean()) if positive.size else 0.0)
+    spread = float(positive.std()) if positive.size else 0.0
+    if spread > 0:
+        totals += rng.standard_normal(resamples) * np.sqrt(counts) * spread
+        np.clip(totals, 0.0, counts, out=totals)
     return MetricValue(value, fast_interval(100.0 * totals / n), n)

@@ -26,7 +26,7 @@ from .metrics import (
     binary_metric,
     confusion_codes,
     mean_metric,
-    metric_and_draws,
+    metric_from_codes,
     normalized_em,
     paired_difference,
 )
@@ -162,10 +162,9 @@ def lenient_codes(gold: GoldSplit, predictions: Predictions, outcomes: IntArray
 
 
 def _lenient_values(gold: GoldSplit, outcomes: IntArray, f1: FloatArray, f1_any: FloatArray,
-                    paper: dict[str, MetricValue], draws: dict[str, IntArray | None], *,
-                    seed: int, resamples: int) -> dict[str, MetricValue]:
-    """em_equiv and token F1 on EM's partitions, with bootstrap CIs drawn on top of EM's
-    (see binary_metric and mean_metric).
+                    paper: dict[str, MetricValue], *, seed: int, resamples: int
+                    ) -> dict[str, MetricValue]:
+    """em_equiv and token F1 on EM's partitions, with bootstrap CIs (see metrics.py).
 
     Where a lenient metric's per-example values equal EM's on its partition, it is EM's
     metric (same data, same bootstrap distribution), so EM's value and CI are reused.
@@ -178,17 +177,14 @@ def _lenient_values(gold: GoldSplit, outcomes: IntArray, f1: FloatArray, f1_any:
         family = lenient_family(name) or ""
         em_name = "em" + name.removeprefix(family)
         em_part = _partition_of(gold, em_name, correct, correct_any)
-        # EM's draws of its number right (category 1 of its two-category multinomial).
-        em_draws = draws.get(em_name)
-        em_right = None if em_draws is None else em_draws[:, 1]
         if family == "em_equiv":
             part = _partition_of(gold, name, equiv, equiv_any)
             values[name] = paper[em_name] if np.array_equal(part, em_part) else binary_metric(
-                part, em_part, em_right, name=name, seed=seed, resamples=resamples)
+                part, name=name, seed=seed, resamples=resamples)
         else:
             scores = _partition_of(gold, name, f1, f1_any)
             values[name] = paper[em_name] if np.array_equal(scores, em_part) else mean_metric(
-                scores, em_part, em_right, name=name, seed=seed, resamples=resamples)
+                scores, name=name, seed=seed, resamples=resamples)
     return values
 
 
@@ -210,17 +206,17 @@ def score(
     f1_any: FloatArray | None = None
     if lenient and not gold.is_identification:
         outcomes, f1, f1_any = lenient_codes(gold, predictions, outcomes)
-    values: dict[str, MetricValue] = {}
-    draws: dict[str, IntArray | None] = {}  # kept for the lenient CIs, drawn on top of EM's
-    for name, codes, categories, statistic in _metric_specs(gold, outcomes):
-        values[name], draws[name] = metric_and_draws(codes, categories, statistic, name=name,
-                                                     seed=seed, resamples=resamples)
+    values: dict[str, MetricValue] = {
+        name: metric_from_codes(codes, categories, statistic,
+                                name=name, seed=seed, resamples=resamples)
+        for name, codes, categories, statistic in _metric_specs(gold, outcomes)
+    }
     if gold.is_identification and predictions.scores is not None:
         values["auc"] = auc_metric(predictions.scores, gold.labels, seed=seed,
                                    resamples=resamples)
     if f1 is not None and f1_any is not None:
-        values.update(_lenient_values(gold, outcomes, f1, f1_any, dict(values), draws,
-                                      seed=seed, resamples=resamples))
+        values.update(_lenient_values(gold, outcomes, f1, f1_any, dict(values), seed=seed,
+                                      resamples=resamples))
     return ScoreResult(
         track=gold.track, split=gold.split, n=len(gold),
         metrics={name: v.value for name, v in values.items()},

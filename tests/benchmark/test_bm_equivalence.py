@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from benchmark import GoldSet, GoldSplit, compare, normalize_answer, per_example, score
 from benchmark.equivalence import gold_keys, prediction_keys, token_f1
-from benchmark.metrics import accuracy_from_binary, binary_metric, mean_metric, metric_and_draws
+from benchmark.metrics import binary_metric, mean_metric
 from benchmark.scoring import CORRECT, CORRECT_EQUIV, LENIENT_SCORED
 
 SETTINGS = settings(max_examples=120, deadline=None,
@@ -227,41 +227,39 @@ def _index_bootstrap(values: np.ndarray, resamples: int = 4000) -> tuple[float, 
     return float(low), float(high)
 
 
-def _em_draws(em: np.ndarray, resamples: int = 4000) -> np.ndarray:
-    """EM's bootstrap draws of its number right, as metric_and_draws makes them."""
-    codes = em.astype(np.int64)
-    _, draws = metric_and_draws(codes, 2, accuracy_from_binary, name="em", seed=2,
-                                resamples=resamples)
-    assert draws is not None
-    return draws[:, 1]
-
-
 def test_binary_metric_ci_matches_an_index_bootstrap() -> None:
-    em = np.array([True] * 250 + [False] * 750)
-    correct = em.copy()
-    correct[250:300] = True  # 50 more right than EM: 30%
-    value = binary_metric(correct, em, _em_draws(em), name="em_equiv", seed=4,
-                          resamples=4000)
+    correct = np.array([True] * 300 + [False] * 700)
+    value = binary_metric(correct, name="em_equiv", seed=4, resamples=4000)
     assert value.value == 30.0 and value.count == 1000
     assert value.ci is not None
     low, high = _index_bootstrap(correct.astype(np.float64))
     # Binomial(1000, 0.3) in percent: sd 1.449, so the interval is about 30 ± 2.84.
     assert value.ci[0] == pytest.approx(low, abs=0.35)
     assert value.ci[1] == pytest.approx(high, abs=0.35)
-    assert binary_metric(correct, em, None, name="em_equiv", seed=4, resamples=0).ci is None
-    assert binary_metric(correct[:0], em[:0], None, name="x", seed=4, resamples=9).value is None
+    assert value.ci[0] == pytest.approx(30 - 2.84, abs=0.35)
+    assert binary_metric(correct, name="em_equiv", seed=4, resamples=0).ci is None
+    assert binary_metric(correct[:0], name="x", seed=4, resamples=9).value is None
 
 
-def test_mean_metric_ci_matches_an_index_bootstrap() -> None:
+@pytest.mark.parametrize("partial", [0, 40, 150, 400])
+def test_mean_metric_ci_matches_an_index_bootstrap(partial: int) -> None:
     rng = np.random.default_rng(7)
-    em = np.array([False] * 500 + [True] * 350 + [False] * 150)
-    scores = np.concatenate([np.zeros(500), np.ones(350), rng.uniform(0.1, 0.9, 150)])
-    value = mean_metric(scores, em, _em_draws(em), name="f1", seed=3, resamples=4000)
+    scores = np.concatenate([np.zeros(500), np.ones(350), rng.uniform(0.1, 0.9, partial)])
+    value = mean_metric(scores, name="f1", seed=3, resamples=4000)
     assert value.value == pytest.approx(100 * scores.mean())
     low, high = _index_bootstrap(scores)
     assert value.ci is not None
     assert value.ci[0] == pytest.approx(low, abs=0.4)
     assert value.ci[1] == pytest.approx(high, abs=0.4)
+
+
+def test_mean_metric_small_partition() -> None:
+    scores = np.array([0.0] * 25 + [1.0] * 12 + [0.5, 0.4, 0.8, 2 / 3, 0.25, 0.5])  # 43, as US
+    value = mean_metric(scores, name="f1_us", seed=3, resamples=4000)
+    low, high = _index_bootstrap(scores)
+    assert value.ci is not None
+    assert value.ci[0] == pytest.approx(low, abs=1.5)
+    assert value.ci[1] == pytest.approx(high, abs=1.5)
 
 
 def test_lenient_metrics_equal_to_em_reuse_its_ci(tiny_temp: GoldSplit) -> None:
