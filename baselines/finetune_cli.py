@@ -11,8 +11,9 @@ import click
 
 from baselines import devices
 from baselines.bart import load_bart, resolve_source
-from baselines.commands import require_data, require_dir, seed_everything, set_threads
-from baselines.dpr import DPRPipeline, DPRRunConfig, require_corpus
+from baselines.commands import require_data, seed_everything, set_threads
+from baselines.dpr import DPRPipeline
+from baselines.dpr_cli import config_from_options, dpr_options
 from baselines.finetune import CONTEXTS, FinetuneConfig, finetune_bart, finetune_reader
 from baselines.output import fingerprint
 from baselines.release import DATA_ENV, ReleaseError, context_items
@@ -42,19 +43,9 @@ from baselines.release import DATA_ENV, ReleaseError, context_items
 @click.option("--config", "config_path", type=click.Path(path_type=Path),
               help="bart: config for a .pt state dict.")
 @click.option("--tokenizer", type=click.Path(path_type=Path), help="bart: tokenizer folder.")
-@click.option("--question-encoder", type=click.Path(path_type=Path))
-@click.option("--ctx-encoder", type=click.Path(path_type=Path))
-@click.option("--reader", type=click.Path(path_type=Path), help="dpr-reader: starting reader.")
-@click.option("--corpus", type=click.Path(path_type=Path))
-@click.option("--index", "index_kind", default="flat", show_default=True,
-              type=click.Choice(("flat", "hnsw", "numpy")))
-@click.option("--index-path", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--top-k", default=100, show_default=True, type=click.IntRange(min=1))
-@click.option("--read-k", default=50, show_default=True, type=click.IntRange(min=1))
+@dpr_options
 @click.option("--negatives", default=3, show_default=True, type=click.IntRange(min=0),
               help="dpr-reader: retrieved passages without an answer per question.")
-@click.option("--max-span-length", default=10, show_default=True, type=click.IntRange(min=1))
-@click.option("--reader-max-length", default=350, show_default=True, type=click.IntRange(min=8))
 def finetune(model_kind: str, context: str, data: Path | None, output_dir: Path, epochs: int,
              batch_size: int, predict_batch_size: int, device: str, precision: str, lr: float,
              seed: int, threads: int, limit_train: int | None, limit_dev: int | None,
@@ -78,20 +69,15 @@ def finetune(model_kind: str, context: str, data: Path | None, output_dir: Path,
         base = {"model": fingerprint(source.model), **source.describe(), **placement.describe()}
         info = finetune_bart(model, tokenizer, train, dev, cfg, output_dir, base, placement)
     else:
-        run_cfg = DPRRunConfig(
-            question_encoder=require_dir(options["question_encoder"], "--question-encoder",
-                                         "dpr-reader"),
-            ctx_encoder=require_dir(options["ctx_encoder"], "--ctx-encoder", "dpr-reader"),
-            reader=require_dir(options["reader"], "--reader", "dpr-reader"),
-            corpus=require_corpus(options["corpus"]), index_kind=options["index_kind"],
-            index_path=options["index_path"], top_k=options["top_k"], read_k=options["read_k"],
-            max_span_length=options["max_span_length"],
-            reader_max_length=options["reader_max_length"], batch_size=batch_size)
+        run_cfg = config_from_options({**options, "device": device, "precision": precision},
+                                      batch_size, "dpr-reader")
         pipeline = DPRPipeline.build(run_cfg)
         base = {"reader": fingerprint(run_cfg.reader), **run_cfg.describe(),
                 **placement.describe()}
         try:
-            info = finetune_reader(pipeline, train, dev, cfg, output_dir, base, placement)
+            # the reader trains where the pipeline put it (the same --device/--precision)
+            info = finetune_reader(pipeline, train, dev, cfg, output_dir, base,
+                                   pipeline.placement)
         except ValueError as error:
             raise click.ClickException(str(error)) from None
     summary = {"best_epoch": info["best_epoch"], "dev_em": round(info["dev_em"], 2),
