@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from baselines import bart, devices, dpr, nn_train
+from baselines import identification as ident
 from baselines.commands import (
     finetune_record,
     require_data,
@@ -20,6 +21,7 @@ from baselines.commands import (
 from baselines.dpr_cli import config_from_options, dpr_options, run_fingerprints
 from baselines.finetune_cli import finetune
 from baselines.loop import run_batches
+from baselines.metrics import binary_metrics
 from baselines.output import OutputFormatError, ResumableWriter, RunMeta, fingerprint
 from baselines.release import (
     DATA_ENV,
@@ -181,8 +183,6 @@ def _run_qa(runner: str, track: str, split: str, setting: str, data_dir: Path, o
 def _run_id(runner: str, track: str, split: str, data_dir: Path, output: Path, batch_size: int,
             seed: int, limit: int | None, options: dict[str, Any]) -> None:
     """Train the identification baseline on train (tuned on dev) and label SPLIT."""
-    from baselines import identification as ident
-
     test = load_id_items(data_dir, track, split)
     settings: dict[str, Any] = {"setting": "unmodified", "batch_size": batch_size, "limit": limit}
     meta = RunMeta(runner, track, split, settings, seed)
@@ -236,8 +236,6 @@ def _run_id(runner: str, track: str, split: str, data_dir: Path, output: Path, b
               help=f"Release folder (default ${DATA_ENV}).")
 def score_id(predictions: Path, track: str, split: str, data: Path | None) -> None:
     """Score identification PREDICTIONS (accuracy/precision/recall/F1, positive = dependent)."""
-    from baselines.metrics import binary_metrics
-
     gold = {item.id: bool(item.label) for item in load_id_items(require_data(data), track, split)}
     pred: dict[int, bool] = {}
     for line in predictions.read_text(encoding="utf-8").splitlines():

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import numpy as np
 
 from baselines.finetune import MARKER
 from baselines.release import DATA_ENV
@@ -20,12 +21,7 @@ from baselines.release import DATA_ENV
 def seed_everything(seed: int) -> None:
     """Seed Python, numpy and (if installed) torch so runs are repeatable."""
     random.seed(seed)
-    try:
-        import numpy as np  # optional: the random baseline runs without numpy
-
-        np.random.seed(seed)
-    except ImportError:
-        pass
+    np.random.seed(seed)
     try:
         import torch  # optional: the TF-IDF runners run without torch
 

@@ -14,10 +14,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from baselines.bart import PREPROCESSING, encode_answers, encode_questions, generate
 from baselines.devices import Placement, cpu
+from baselines.dpr import reader_inputs
 from baselines.metrics import contains_answer, em_score
 from baselines.release import QAItem
+from baselines.spans import passage_bounds
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +68,6 @@ def train_epochs(cfg: FinetuneConfig, n_train: int, step: Callable[[list[int]], 
     Dev EM is also measured before the first epoch (``start_dev_em``), so a run shows
     whether training helped at all.
     """
-    from tqdm import tqdm  # lazy: a progress bar only while training
-
     history: list[dict[str, float]] = []
     start_em = evaluate()
     log.info("before training: dev EM %.2f", start_em)
@@ -181,10 +183,6 @@ def finetune_reader(pipeline: Any, train: Sequence[QAItem], dev: Sequence[QAItem
                     placement: Placement | None = None) -> dict[str, Any]:
     """Continue training the DPR reader on retrieved passages that contain a gold answer."""
     import torch  # lazy: see the module docstring
-    from tqdm import tqdm
-
-    from baselines.dpr import reader_inputs
-    from baselines.spans import passage_bounds
 
     where = placement or cpu()
     torch.manual_seed(cfg.seed)
