@@ -154,11 +154,16 @@ def lenient_codes(gold: GoldSplit, predictions: Predictions, outcomes: IntArray
     codes = outcomes | LENIENT_SCORED | (equiv.astype(np.int64) * CORRECT_EQUIV)
     if "em_any" not in track_info(gold.track).metrics:
         return codes, f1, f1
-    forms_any = gold_forms(gold, "any",
-                           lambda: [e.any_answers or e.answers for e in gold.examples])
-    equiv_any, f1_any = lenient_outcomes(answers, normalized, (outcomes & CORRECT_ANY) > 0,
-                                         forms_any, cache)
-    return codes | (equiv_any.astype(np.int64) * CORRECT_EQUIV_ANY), f1, f1_any
+    # any_answer is the answers plus the other contexts' answers, so against it em_equiv and
+    # F1 are those against the answers or against the added answers, whichever is better:
+    # only the added ones need reading, and only where EM Any and the answers fall short.
+    added = gold_forms(gold, "added", lambda: [
+        tuple(a for a in e.any_answers if a not in e.answers) for e in gold.examples])
+    settled = ((outcomes & CORRECT_ANY) > 0) | (equiv & (f1 >= 1.0))
+    equiv_added, f1_added = lenient_outcomes(answers, normalized, settled, added, cache)
+    equiv_any = equiv | equiv_added
+    return (codes | (equiv_any.astype(np.int64) * CORRECT_EQUIV_ANY), f1,
+            np.maximum(f1, f1_added))
 
 
 def _lenient_values(gold: GoldSplit, outcomes: IntArray, f1: FloatArray, f1_any: FloatArray,

@@ -18,9 +18,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmark import GoldSet, GoldSplit, compare, normalize_answer, per_example, score
-from benchmark.equivalence import gold_keys, prediction_keys, token_f1
+from benchmark.equivalence import GoldForms, gold_keys, lenient_outcomes, prediction_keys, token_f1
 from benchmark.metrics import binary_metric, mean_metric
-from benchmark.scoring import CORRECT, CORRECT_EQUIV, LENIENT_SCORED
+from benchmark.scoring import (
+    CORRECT,
+    CORRECT_ANY,
+    CORRECT_EQUIV,
+    CORRECT_EQUIV_ANY,
+    LENIENT_SCORED,
+)
 
 SETTINGS = settings(max_examples=120, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -209,6 +215,14 @@ def test_lenient_holds_wherever_em_holds(case: tuple[GoldSplit, list[str]]) -> N
         if name.startswith(("em_equiv", "f1")) and value is not None:
             base = paper.metrics["em" + name.removeprefix("em_equiv").removeprefix("f1")]
             assert base is not None and value >= base - 1e-9, name
+    # em_equiv_any and F1 Any equal a direct computation against the whole any_answer lists
+    # (the scorer reads only the answers any_answer adds).
+    any_forms = GoldForms([e.any_answers or e.answers for e in gold.examples])
+    direct_equiv, direct_f1 = lenient_outcomes(
+        parsed.answers or (), parsed.normalized_answers, (paper.outcomes & CORRECT_ANY) > 0,
+        any_forms, {})
+    assert np.array_equal((codes & CORRECT_EQUIV_ANY) > 0, direct_equiv)
+    assert np.array_equal(result.f1_any, direct_f1)
     # Reference: EM (normalized equality) implies em_equiv, per example, by definition.
     for position, (example, prediction) in enumerate(
             zip(gold.examples, predictions, strict=True)):
