@@ -10,15 +10,26 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
 from bm_helpers import jsonl, parse, temp_example
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmark import GoldSet, GoldSplit, compare, normalize_answer, per_example, score
-from benchmark.equivalence import GoldForms, gold_keys, lenient_outcomes, prediction_keys, token_f1
+from benchmark import cli as cli_module
+from benchmark.cli import main
+from benchmark.equivalence import (
+    LENIENT_RULES,
+    GoldForms,
+    gold_keys,
+    lenient_outcomes,
+    prediction_keys,
+    token_f1,
+)
 from benchmark.metrics import binary_metric, mean_metric
 from benchmark.scoring import (
     CORRECT,
@@ -331,3 +342,37 @@ def test_release_gold_as_predictions_scores_100_everywhere(release_gold: GoldSet
     result = score(gold, parse(data, gold), resamples=0)
     assert all(v == 100.0 for k, v in result.metrics.items() if k != "em_any" and
                not k.endswith("_any"))
+
+
+# --- the offline CLI ------------------------------------------------------------------------
+
+
+def test_cli_shows_lenient_metrics_apart(monkeypatch: pytest.MonkeyPatch, release_gold: GoldSet,
+                                         release_dir: Path, tmp_path: Path) -> None:
+    monkeypatch.setenv("SITUATEDQA_DATA", str(release_dir))
+    monkeypatch.setattr(cli_module, "import_release", lambda *a, **k: release_gold)
+    gold = release_gold.get("temp", "test")
+
+    def iso(answer: str) -> str:  # a full-date gold answer in ISO 8601: EM wrong, equiv right
+        full = [k[2:] for k in gold_keys(answer) if k.startswith("d:") and k.count("-") == 2]
+        return full[0].zfill(10) if full else answer  # ISO pads the year: 0624-03-13
+
+    file = tmp_path / "iso.jsonl"
+    file.write_bytes(jsonl({"key": e.key, "prediction": iso(e.answers[0])} for e in gold))
+    runner = CliRunner()
+    table = runner.invoke(main, ["score", "--track", "temp", "--split", "test", str(file),
+                                 "--resamples", "0"])
+    assert table.exit_code == 0, table.output
+    paper_part, _, lenient_part = table.output.partition("Not in the paper")
+    assert "EM (em)" in paper_part and "em_equiv" not in paper_part
+    assert "EM equiv (em_equiv)" in lenient_part and "Token F1 Any (f1_any)" in lenient_part
+    assert LENIENT_RULES["em_equiv"] in lenient_part
+    line = next(x for x in lenient_part.splitlines() if x.startswith("EM equiv (em_equiv) "))
+    assert line.split()[3] == "100.00"  # every ISO date matches its gold at full granularity
+    em_line = next(x for x in paper_part.splitlines() if x.startswith("EM (em) "))
+    assert float(em_line.split()[2]) < 100.0
+    only = runner.invoke(main, ["score", "--track", "temp", "--split", "test", str(file),
+                                "--resamples", "0", "--json", "--paper-only"])
+    assert only.exit_code == 0, only.output
+    assert list(json.loads(only.stdout)["metrics"]) == [
+        "em", "em_static", "em_sampled", "em_start", "em_any"]
