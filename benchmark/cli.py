@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 import click
 
-from .equivalence import LENIENT_RULES, lenient_family
+from .equivalence import LENIENT_RULES
 from .formats import DEFAULT_MAX_BYTES, ValidationError, parse_predictions, wrong_split_hint
 from .gold import GoldError, GoldSet, load_gold
 from .metrics import DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -24,7 +24,7 @@ from .release import (
     verify_release,
 )
 from .scoring import ScoreResult, compare, score
-from .tracks import DEFAULT_PRESENT_THRESHOLD, METRIC_LABELS, SPLITS, TRACKS
+from .tracks import DEFAULT_PRESENT_THRESHOLD, METRIC_LABELS, SPLITS, TRACKS, track_info
 
 DEFAULT_GOLD_DIR = Path(__file__).resolve().parent.parent / "gold" / "data"
 
@@ -152,8 +152,9 @@ def format_table(result: ScoreResult) -> str:
     """
     lines = [f"{result.track} / {result.split}: {result.n} examples", ""]
     header = f"{'metric':<44}{'value':>8}   {'95% CI':<17}{'n':>6}"
-    paper = [name for name in result.metrics if lenient_family(name) is None]
-    lenient = [name for name in result.metrics if lenient_family(name) is not None]
+    declared = set(track_info(result.track).lenient_metrics)  # f1 is also an id-track metric
+    paper = [name for name in result.metrics if name not in declared]
+    lenient = [name for name in result.metrics if name in declared]
     lines += [header, *(_table_row(result, name) for name in paper)]
     if lenient:
         lines += ["", "Not in the paper (lenient answer equivalence; never ranks):"]

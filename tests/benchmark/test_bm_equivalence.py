@@ -376,3 +376,17 @@ def test_cli_shows_lenient_metrics_apart(monkeypatch: pytest.MonkeyPatch, releas
     assert only.exit_code == 0, only.output
     assert list(json.loads(only.stdout)["metrics"]) == [
         "em", "em_static", "em_sampled", "em_start", "em_any"]
+
+
+def test_cli_identification_f1_is_the_paper_s(monkeypatch: pytest.MonkeyPatch,
+                                              release_gold: GoldSet, release_dir: Path,
+                                              tmp_path: Path) -> None:
+    monkeypatch.setenv("SITUATEDQA_DATA", str(release_dir))
+    monkeypatch.setattr(cli_module, "import_release", lambda *a, **k: release_gold)
+    gold = release_gold.get("temp-id", "test")
+    file = tmp_path / "id.jsonl"
+    file.write_bytes(jsonl({"key": e.key, "label": bool(e.label)} for e in gold))
+    table = CliRunner().invoke(main, ["score", "--track", "temp-id", "--split", "test",
+                                      str(file), "--resamples", "0"])
+    assert table.exit_code == 0, table.output
+    assert "F1 (f1)" in table.output and "Not in the paper" not in table.output
