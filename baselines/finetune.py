@@ -162,15 +162,16 @@ class ReaderExample:
 
 
 def reader_examples(items: Sequence[QAItem], retrieved: Sequence[Sequence[int]],
-                    texts: Sequence[str], negatives: int) -> list[ReaderExample]:
+                    text_of: Callable[[int], str], negatives: int) -> list[ReaderExample]:
     """Pair each question with its best retrieved passage containing a gold answer.
 
     Containment is checked on SQuAD-normalized text; questions without such a passage
-    are dropped, as in DPR's reader training.
+    are dropped, as in DPR's reader training. `text_of(row)` reads one passage, so only
+    the retrieved ones are read (a 21M-passage corpus never sits in memory).
     """
     examples = []
     for item, hits in zip(items, retrieved, strict=True):
-        positives = [p for p in hits if contains_answer(texts[p], item.answers)]
+        positives = [p for p in hits if contains_answer(text_of(p), item.answers)]
         if not positives:
             continue
         others = [p for p in hits if p not in positives][:negatives]
@@ -187,11 +188,11 @@ def finetune_reader(pipeline: Any, train: Sequence[QAItem], dev: Sequence[QAItem
     where = placement or cpu()
     torch.manual_seed(cfg.seed)
     reader, tok = pipeline.reader, pipeline.reader_tok
-    texts = [p.text for p in pipeline.passages]
     retrieved = [hits for batch in tqdm(chunks(range(len(train)), cfg.batch_size),
                                         desc="retrieve train")
                  for hits in pipeline.retrieve([train[i].query for i in batch])]
-    examples = reader_examples(train, retrieved, texts, cfg.negatives)
+    examples = reader_examples(train, retrieved, lambda row: pipeline.passages[row].text,
+                               cfg.negatives)
     log.info("%d of %d train questions have a retrieved passage with a gold answer",
              len(examples), len(train))
     if not examples:

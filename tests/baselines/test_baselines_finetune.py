@@ -111,7 +111,7 @@ def test_finetune_reader_then_run(tmp_path: Path, release_dir: Path,
 def test_reader_examples_use_normalized_containment() -> None:
     items = [QAItem((1,), {}, "q1", ("The Rupee",)), QAItem((2,), {}, "q2", ("nothing",))]
     texts = ["the euro", "currency is rupee.", "rupee again"]
-    examples = reader_examples(items, [[0, 1, 2], [0, 1]], texts, negatives=5)
+    examples = reader_examples(items, [[0, 1, 2], [0, 1]], texts.__getitem__, negatives=5)
     assert len(examples) == 1
     assert examples[0].passages == (1, 0)
 
