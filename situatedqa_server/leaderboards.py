@@ -60,7 +60,25 @@ def show(track: str) -> str:
     board = board_from_request(track)
     return render_template("leaderboards/show.html", board=board, info=TRACK_INFO[track],
                            label=column_label, splits=SPLITS, model_types=list(ModelType),
-                           args=board_args(), sort_url=sort_url, notes=paper_notes(board))
+                           args=board_args(), sort_url=sort_url, notes=paper_notes(board),
+                           columns=visible_columns(board), rules=lenient_rules(track))
+
+
+def visible_columns(board: Board) -> list[str]:
+    """The table's columns: the paper's, then the lenient ones picked or sorted by.
+
+    Columns left out are not rendered at all (not rendered hidden): a page of 50 rows with
+    every lenient column costs three times the cells.
+    """
+    lenient = TRACK_INFO[board.query.track].lenient_metrics
+    wanted = {*shown_columns(), board.query.sort}
+    return [c for c in board.columns if c not in lenient or c in wanted]
+
+
+def lenient_rules(track: str) -> dict[str, str]:
+    """What each lenient column of a track accepts (its tooltip), by column."""
+    return {column: LENIENT_RULES[lenient_family(column) or ""]
+            for column in TRACK_INFO[track].lenient_metrics}
 
 
 def paper_notes(board: Board) -> dict[str, Any]:
@@ -95,14 +113,6 @@ def board_args() -> dict[str, Any]:
     if shown_columns():
         args["show"] = shown_columns()
     return args
-
-
-@bp.app_template_global()
-def lenient_rule(track: str, column: str) -> str | None:
-    """What a track's lenient column (not in the paper) accepts, for its tooltip; else None."""
-    if column not in TRACK_INFO[track].lenient_metrics:
-        return None
-    return LENIENT_RULES[lenient_family(column) or ""]
 
 
 @bp.app_template_global()

@@ -55,24 +55,22 @@ document.addEventListener("DOMContentLoaded", () => {
   narrow();
 });
 
-// The leaderboard's column picker: the lenient columns (not in the paper) appear and hide at
-// once; without JavaScript the Filter button reloads the page with them.
+// The leaderboard's column picker: ticking a lenient column (not in the paper) reloads the
+// board with it at once; without JavaScript the Filter button does the same. Hidden columns
+// are not rendered at all, so a board page stays as light as the paper's columns make it.
 document.addEventListener("DOMContentLoaded", () => {
   const boxes = document.querySelectorAll(".column-picker input[name=show]");
-  const sync = () => {
+  const reload = () => {
     const url = new URL(window.location.href);
     url.searchParams.delete("show");
     for (const box of boxes) {
-      for (const cell of document.querySelectorAll(`[data-column="${box.value}"]`)) {
-        cell.hidden = !box.checked;
-      }
       if (box.checked) {
         url.searchParams.append("show", box.value);
       }
     }
-    window.history.replaceState(null, "", url);
+    window.location.assign(url);
   };
   for (const box of boxes) {
-    box.addEventListener("change", sync);
+    box.addEventListener("change", reload);
   }
 });

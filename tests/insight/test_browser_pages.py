@@ -273,3 +273,29 @@ def test_compare_picker_messages_and_predictions(boards: dict[str, Any],
         assert typed.status == 400
         assert "'abc' is not a submission number" in page.inner_text("[role=alert]")
         assert [p for p in problems if "status of 40" not in p] == []
+
+
+def test_column_picker_shows_lenient_columns(boards: dict[str, Any]) -> None:
+    """Ticking a column not in the paper shows it at once (a reload), and unticking hides it."""
+    with chromium(boards) as (browser, url):
+        problems: list[str] = []
+        page = open_page(browser, (1280, 800), problems)
+        page.goto(f"{url}/leaderboards/temp?split=dev")
+        page.wait_for_load_state("networkidle")  # the plots, before the reload cancels them
+        headers = page.locator("table.board thead th.num")
+        assert headers.count() == 5 and page.locator("th[data-column=f1]").count() == 0
+        page.locator(".column-picker summary").click()
+        with page.expect_navigation():
+            page.check(".column-picker input[value=f1]")
+        assert "show=f1" in page.url
+        assert page.locator("th.lenient[data-column=f1]").count() == 1
+        assert "not in the paper" in page.inner_text("th[data-column=f1]")
+        cells = page.locator("table.board tbody tr").first.locator("td.lenient")
+        assert cells.count() == 1 and re.fullmatch(r"\d+\.\d\d", cells.inner_text().split()[0])
+        no_sideways_scroll(page)
+        page.wait_for_load_state("networkidle")
+        with page.expect_navigation():
+            page.uncheck(".column-picker input[value=f1]")
+        assert "show=" not in page.url and page.locator("th[data-column=f1]").count() == 0
+        page.wait_for_load_state("networkidle")
+        assert problems == []

@@ -89,20 +89,25 @@ def test_lenient_columns_are_secondary(app: Flask, release_gold: GoldSet) -> Non
     assert [e["rank"] for e in by_equiv["entries"]] == [2, 1]  # sorting never re-ranks
 
     page = client.get("/leaderboards/temp?split=dev").get_data(as_text=True)
-    header = re.search(r'<th class="num lenient" data-column="em_equiv"([^>]*)>(.*?)</th>',
-                       page, re.S)
-    assert header is not None
-    assert "hidden" in header.group(1)  # off by default
-    assert "not in the paper" in header.group(2)
-    assert LENIENT_RULES["em_equiv"].split(".")[0] in header.group(2)  # the tooltip
-    assert re.search(r'<th class="num sorted" data-column="em"\s*>', page)  # EM shown
+    assert 'data-column="em_equiv"' not in page and "lenient" not in page  # off by default
+    assert re.search(r'<th class="num sorted" data-column="em">', page)  # EM shown
     assert 'name="show" value="em_equiv"' in page and 'value="f1_any"' in page  # picker
 
     shown = client.get("/leaderboards/temp?split=dev&show=em_equiv&show=f1").get_data(
         as_text=True)
-    assert re.search(r'<th class="num lenient" data-column="em_equiv"\s*>', shown)
-    assert re.search(r'<th class="num lenient" data-column="f1"\s*>', shown)
-    assert re.search(r'<th class="num lenient" data-column="f1_any"\s+hidden>', shown)
+    header = re.search(r'<th class="num lenient" data-column="em_equiv">(.*?)</th>',
+                       shown, re.S)
+    assert header is not None
+    assert "not in the paper" in header.group(1)
+    assert LENIENT_RULES["em_equiv"].split(".")[0] in header.group(1)  # the tooltip
+    assert re.search(r'<th class="num lenient" data-column="f1">', shown)
+    assert 'data-column="f1_any"' not in shown  # not picked: not rendered
+    # Each row has one cell per shown column: 5 paper columns and the 2 picked.
+    first_row = shown[shown.index("<tbody"):].split("</tr>")[0]
+    assert first_row.count('<td class="num') == 7
+    assert first_row.count('<td class="num lenient"') == 2
+    sorted_by = client.get("/leaderboards/temp?split=dev&sort=f1_any").get_data(as_text=True)
+    assert re.search(r'<th class="num sorted lenient" data-column="f1_any">', sorted_by)
     assert 'value="em_equiv" checked' in shown
     assert "show=em_equiv" in shown  # sort and page links keep the picked columns
 
