@@ -19,7 +19,7 @@ from benchmark.tracks import ID_TRACKS, QA_TRACKS, SPLITS, TRACK_INFO, TRACKS, r
 __all__ = [
     "DATA_ENV", "ID_TRACKS", "QA_TRACKS", "SETTINGS", "SPLITS", "TRACKS", "IDItem", "QAItem",
     "ReleaseError", "context_items", "default_data_dir", "load_id_items", "load_qa_items",
-    "parse_label", "qa_key", "release_file",
+    "qa_key", "release_file",
 ]
 
 SETTINGS = ("unmodified", "query-modified", "finetuned")
@@ -98,15 +98,6 @@ def context_items(data_dir: Path, context: str, split: str) -> list[QAItem]:
         return load_qa_items(data_dir, context, split, "query-modified")
     items = load_qa_items(data_dir, "curprev", split, "query-modified")
     return [item for item in items if item.record["which"] == context]
-
-
-def parse_label(value: Any) -> bool | None:
-    """Map the release's is_dependent ("yes"/"no", or a bool) to a label."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("yes", "no"):
-        return value.lower() == "yes"
-    return None
 
 
 def load_id_items(data_dir: Path, track: str, split: str) -> list[IDItem]:

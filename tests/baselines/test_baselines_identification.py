@@ -12,13 +12,12 @@ from baselines_helpers import invoke, read
 
 from baselines.identification import IDPrediction, positive_rate, predict_random
 from baselines.metrics import binary_metrics
-from baselines.release import IDItem, load_id_items, parse_label
+from baselines.release import IDItem, load_id_items
 
 
 def test_label_comes_from_is_dependent(release_dir: Path) -> None:
     items = load_id_items(release_dir, "temp-id", "train")
     assert [item.label for item in items[:2]] == [True, False]
-    assert parse_label("yes") is True and parse_label("no") is False and parse_label(1) is None
 
 
 def test_random_follows_train_rate_and_seed() -> None:
