@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import calendar
 import re
+import threading
 import weakref
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -363,6 +364,7 @@ class GoldForms:
 
 
 _forms: weakref.WeakKeyDictionary[object, dict[str, GoldForms]] = weakref.WeakKeyDictionary()
+_forms_lock = threading.Lock()
 
 
 def gold_forms(owner: object, which: str,
@@ -372,10 +374,11 @@ def gold_forms(owner: object, which: str,
     A server worker keeps its gold splits for its lifetime, so the gold side is parsed once
     per worker; the cache goes with the split. answer_sets is called on a miss only.
     """
-    cached = _forms.setdefault(owner, {})
-    if which not in cached:
-        cached[which] = GoldForms(answer_sets())
-    return cached[which]
+    with _forms_lock:  # one build per split, even when a worker's threads start together
+        cached = _forms.setdefault(owner, {})
+        if which not in cached:
+            cached[which] = GoldForms(answer_sets())
+        return cached[which]
 
 
 def token_f1(prediction_tokens: Sequence[str], bag: Counter[str], length: int) -> float:

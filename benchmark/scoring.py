@@ -8,7 +8,7 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 
-from .equivalence import gold_forms, lenient_family, lenient_outcomes
+from .equivalence import GoldForms, gold_forms, lenient_family, lenient_outcomes
 from .formats import Predictions
 from .gold import GoldSplit
 from .metrics import (
@@ -138,6 +138,26 @@ def outcome_codes(gold: GoldSplit, predictions: Predictions) -> IntArray:
     return (correct.astype(np.int64) * CORRECT) | (correct_any.astype(np.int64) * CORRECT_ANY)
 
 
+def answer_forms(gold: GoldSplit) -> GoldForms:
+    """The lenient metrics' parsed gold answers of a QA split (built once per split)."""
+    return gold_forms(gold, "answers", lambda: [e.answers for e in gold.examples])
+
+
+def added_forms(gold: GoldSplit) -> GoldForms:
+    """The parsed any_answer answers that the answers lack (built once per split)."""
+    return gold_forms(gold, "added", lambda: [
+        tuple(a for a in e.any_answers if a not in e.answers) for e in gold.examples])
+
+
+def warm_lenient(gold: GoldSplit) -> None:
+    """Build a QA split's lenient gold forms now (a server worker, before its first upload)."""
+    if gold.is_identification:
+        return
+    answer_forms(gold)
+    if "em_any" in track_info(gold.track).metrics:
+        added_forms(gold)
+
+
 def lenient_codes(gold: GoldSplit, predictions: Predictions, outcomes: IntArray
                   ) -> tuple[IntArray, FloatArray, FloatArray]:
     """The outcome codes with the em_equiv bits added, and per-example token F1 (answers, any).
@@ -149,7 +169,7 @@ def lenient_codes(gold: GoldSplit, predictions: Predictions, outcomes: IntArray
     answers = predictions.answers
     normalized = predictions.normalized_answers
     cache: dict[tuple[str, int], frozenset[str]] = {}
-    forms = gold_forms(gold, "answers", lambda: [e.answers for e in gold.examples])
+    forms = answer_forms(gold)
     equiv, f1 = lenient_outcomes(answers, normalized, (outcomes & CORRECT) > 0, forms, cache)
     codes = outcomes | LENIENT_SCORED | (equiv.astype(np.int64) * CORRECT_EQUIV)
     if "em_any" not in track_info(gold.track).metrics:
@@ -157,8 +177,7 @@ def lenient_codes(gold: GoldSplit, predictions: Predictions, outcomes: IntArray
     # any_answer is the answers plus the other contexts' answers, so against it em_equiv and
     # F1 are those against the answers or against the added answers, whichever is better:
     # only the added ones need reading, and only where EM Any and the answers fall short.
-    added = gold_forms(gold, "added", lambda: [
-        tuple(a for a in e.any_answers if a not in e.answers) for e in gold.examples])
+    added = added_forms(gold)
     settled = ((outcomes & CORRECT_ANY) > 0) | (equiv & (f1 >= 1.0))
     equiv_added, f1_added = lenient_outcomes(answers, normalized, settled, added, cache)
     equiv_any = equiv | equiv_added

@@ -5,11 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmark import Predictions
+from benchmark import GoldSet, Predictions, equivalence, score
 from benchmark.normalize import normalize_many
+from benchmark.scoring import warm_lenient
 from situatedqa_server.services import duplicates
 
 #: Any text, lone surrogates and control characters included.
@@ -39,3 +41,19 @@ def test_digest_is_the_sha256_of_the_normalized_answers() -> None:
     assert duplicates.digest(predictions) == expected
     # The scorer's normalized answers are computed once and shared with the digest.
     assert predictions.normalized_answers is predictions.normalized_answers
+
+
+def test_warm_lenient_builds_what_scoring_reads(release_gold: GoldSet,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker's warm-up parses the lenient metrics' gold: its first uploads parse nothing."""
+    gold = release_gold.get("temp", "dev")
+    warm_lenient(gold)
+
+    def no_build(*_: object) -> None:
+        raise AssertionError("the gold forms were built again")
+
+    monkeypatch.setattr(equivalence.GoldForms, "__init__", no_build)
+    answers = tuple(e.any_answers[-1] if e.any_answers else "" for e in gold.examples)
+    predictions = Predictions(track="temp", split="dev", format="jsonl", answers=answers)
+    result = score(gold, predictions, resamples=0)
+    assert result.metrics["em_any"] == 100.0 and result.metrics["em_equiv_any"] == 100.0
