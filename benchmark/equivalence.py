@@ -341,26 +341,34 @@ class GoldForms:
         #: Per example: the number of its gold-answer set (examples with the same set, as the
         #: contexts of one question often are, share it: their results are computed once).
         numbers: dict[frozenset[str], int] = {}
-        self.group: list[int] = [numbers.setdefault(frozenset(answers), len(numbers))
-                                 for answers in answer_sets]
+        sets = [frozenset(answers) for answers in answer_sets]
+        self.group: list[int] = [numbers.setdefault(answers, len(numbers)) for answers in sets]
+        # Everything below is built once per distinct answer set (and each token bag once per
+        # distinct answer) and shared by the examples holding that set: a worker keeps these
+        # for every dev and test split, so per-example copies would cost it ~20 MiB.
+        bag_of = {a: (Counter(tokens[a]), len(tokens[a])) for a in distinct}
+        set_keys = {answers: frozenset().union(*(keys[a] for a in answers)) for answers in numbers}
+        set_kinds = {answers: key_kinds(k) for answers, k in set_keys.items()}
+        set_years = {answers: None if set_kinds[answers] & NUMBERS else
+                     tuple({k[2:].lstrip("-").split("-")[0] for k in set_keys[answers]})
+                     for answers in numbers}
+        set_bags = {answers: tuple({tuple(tokens[a]): bag_of[a] for a in answers}.values())
+                    for answers in numbers}
+        set_vocab = {answers: frozenset(t for a in answers for t in tokens[a])
+                     for answers in numbers}
         #: Per example: the union of the gold answers' match keys.
-        self.keys: tuple[frozenset[str], ...] = tuple(
-            frozenset().union(*(keys[a] for a in answers)) for answers in answer_sets)
+        self.keys: tuple[frozenset[str], ...] = tuple(set_keys[a] for a in sets)
         #: Per example: the kinds of its gold keys (DATES | NUMBERS), 0 for none.
-        self.kinds: npt.NDArray[np.int64] = np.array([key_kinds(k) for k in self.keys],
+        self.kinds: npt.NDArray[np.int64] = np.array([set_kinds[a] for a in sets],
                                                      dtype=np.int64)
         #: Per example whose keys are all dates or ranges: their years (as written in digits),
         #: one of which a matching prediction must contain; None when a number key exists.
-        self.years: tuple[tuple[str, ...] | None, ...] = tuple(
-            None if kinds & NUMBERS else tuple({k[2:].lstrip("-").split("-")[0] for k in ks})
-            for ks, kinds in zip(self.keys, self.kinds.tolist(), strict=True))
+        self.years: tuple[tuple[str, ...] | None, ...] = tuple(set_years[a] for a in sets)
         #: Per example: each distinct gold answer's token bag and its length.
         self.bags: tuple[tuple[tuple[Counter[str], int], ...], ...] = tuple(
-            tuple({(tuple(tokens[a]), None): (Counter(tokens[a]), len(tokens[a]))
-                   for a in answers}.values()) for answers in answer_sets)
+            set_bags[a] for a in sets)
         #: Per example: every gold token, to skip predictions sharing none.
-        self.vocab: tuple[frozenset[str], ...] = tuple(
-            frozenset(t for a in answers for t in tokens[a]) for answers in answer_sets)
+        self.vocab: tuple[frozenset[str], ...] = tuple(set_vocab[a] for a in sets)
 
 
 _forms: weakref.WeakKeyDictionary[object, dict[str, GoldForms]] = weakref.WeakKeyDictionary()
