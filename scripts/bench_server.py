@@ -57,6 +57,23 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def add_server_arguments(parser: argparse.ArgumentParser) -> None:
+    """--database-url and --release, shared by the server benchmarks."""
+    parser.add_argument("--database-url", default=os.environ.get(
+        "TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"))
+    parser.add_argument("--release", default=os.environ.get(
+        "SITUATEDQA_DATA", str(ROOT.parent / "shared" / "situatedqa")))
+
+
+def server_env(database_url: str, schema: str, workdir: Path, release: str) -> dict[str, str]:
+    """The server's environment: a private schema, quotas and upload limits out of the way."""
+    return {**os.environ, "DATABASE_URL": f"{database_url}?options=-csearch_path%3D{schema}",
+            "SECRET_KEY": secrets.token_hex(32), "SITUATEDQA_CACHE_DIR": str(workdir / "cache"),
+            "SITUATEDQA_DATA": release, "SITUATEDQA_TEST_DAILY_QUOTA": "100000",
+            "SITUATEDQA_TEST_TOTAL_QUOTA": "100000",
+            "SITUATEDQA_UPLOAD_RATE_LIMIT": "100000/minute"}
+
+
 def run(args: list[str], env: dict[str, str]) -> str:
     """Run an organizer command; its output."""
     result = subprocess.run(args, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
@@ -168,10 +185,7 @@ def timed_get(session: requests.Session, url: str, runs: int) -> list[float]:
 def main() -> None:
     """Run the benchmark and print a Markdown table of the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--database-url", default=os.environ.get(
-        "TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"))
-    parser.add_argument("--release", default=os.environ.get(
-        "SITUATEDQA_DATA", str(ROOT.parent / "shared" / "situatedqa")))
+    add_server_arguments(parser)
     parser.add_argument("--track", default="temp", choices=["geo", "temp"])
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=4)
@@ -190,10 +204,7 @@ def main() -> None:
         connection.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
     workdir = Path(tempfile.mkdtemp(prefix="sqa-bench-"))
     port = free_port()
-    env = {**os.environ, "DATABASE_URL": f"{args.database_url}?options=-csearch_path%3D{schema}",
-           "SECRET_KEY": secrets.token_hex(32), "SITUATEDQA_CACHE_DIR": str(workdir / "cache"),
-           "SITUATEDQA_DATA": args.release, "SITUATEDQA_TEST_DAILY_QUOTA": "100000",
-           "SITUATEDQA_TEST_TOTAL_QUOTA": "100000", "SITUATEDQA_UPLOAD_RATE_LIMIT": "100000/minute"}
+    env = server_env(args.database_url, schema, workdir, args.release)
     server = None
     try:
         run([str(BIN / "flask"), "--app", "app", "setup", "--from", args.release], env)

@@ -30,16 +30,20 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_server import BIN, gold_examples, prediction_file, run  # noqa: E402
+from bench_server import (  # noqa: E402
+    BIN,
+    add_server_arguments,
+    gold_examples,
+    prediction_file,
+    run,
+    server_env,
+)
 
 
 def main() -> None:
     """Profile N uploads and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--database-url", default=os.environ.get(
-        "TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"))
-    parser.add_argument("--release", default=os.environ.get(
-        "SITUATEDQA_DATA", str(ROOT.parent / "shared" / "situatedqa")))
+    add_server_arguments(parser)
     parser.add_argument("--uploads", type=int, default=60)
     parser.add_argument("--top", type=int, default=35)
     parser.add_argument("--show-sql", action="store_true",
@@ -52,11 +56,7 @@ def main() -> None:
     with admin.begin() as connection:
         connection.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
     workdir = Path(tempfile.mkdtemp(prefix="sqa-prof-"))
-    env = {**os.environ, "DATABASE_URL": f"{args.database_url}?options=-csearch_path%3D{schema}",
-           "SECRET_KEY": secrets.token_hex(32), "SITUATEDQA_CACHE_DIR": str(workdir / "cache"),
-           "SITUATEDQA_DATA": args.release, "SITUATEDQA_TEST_DAILY_QUOTA": "100000",
-           "SITUATEDQA_TEST_TOTAL_QUOTA": "100000",
-           "SITUATEDQA_UPLOAD_RATE_LIMIT": "100000/minute"}
+    env = server_env(args.database_url, schema, workdir, args.release)
     try:
         run([str(BIN / "flask"), "--app", "app", "setup", "--from", args.release], env)
         run([str(BIN / "flask"), "--app", "app", "users", "create", "prof", "--email",
