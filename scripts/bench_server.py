@@ -23,6 +23,7 @@ import os
 import platform
 import random
 import secrets
+import shutil
 import signal
 import socket
 import statistics
@@ -32,7 +33,9 @@ import tempfile
 import threading
 import time
 import zlib
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import requests
@@ -72,6 +75,31 @@ def server_env(database_url: str, schema: str, workdir: Path, release: str) -> d
             "SITUATEDQA_DATA": release, "SITUATEDQA_TEST_DAILY_QUOTA": "100000",
             "SITUATEDQA_TEST_TOTAL_QUOTA": "100000",
             "SITUATEDQA_UPLOAD_RATE_LIMIT": "100000/minute"}
+
+
+@contextmanager
+def prepared_server(database_url: str, release: str, name: str
+                    ) -> Iterator[tuple[str, dict[str, str], str]]:
+    """(schema, environment, API token): a private schema set up with the gold, a user and
+    a token, as the quick start would; dropped afterwards."""
+    schema = f"{name}_{secrets.token_hex(4)}"
+    admin = sa.create_engine(database_url)
+    with admin.begin() as connection:
+        connection.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+    workdir = Path(tempfile.mkdtemp(prefix=f"sqa-{name}-"))
+    env = server_env(database_url, schema, workdir, release)
+    try:
+        run([str(BIN / "flask"), "--app", "app", "setup", "--from", release], env)
+        run([str(BIN / "flask"), "--app", "app", "users", "create", name, "--email",
+             f"{name}@example.org", "--password", "benchmark password 123"], env)
+        token = run([str(BIN / "flask"), "--app", "app", "tokens", "create", name],
+                    env).strip().splitlines()[-1]
+        yield schema, env, token
+    finally:
+        with admin.begin() as connection:
+            connection.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def run(args: list[str], env: dict[str, str]) -> str:
@@ -198,79 +226,66 @@ def main() -> None:
     args = parser.parse_args()
     random.seed(20211107)
 
-    schema = f"bench_{secrets.token_hex(4)}"
-    admin = sa.create_engine(args.database_url)
-    with admin.begin() as connection:
-        connection.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
-    workdir = Path(tempfile.mkdtemp(prefix="sqa-bench-"))
     port = free_port()
-    env = server_env(args.database_url, schema, workdir, args.release)
-    server = None
-    try:
-        run([str(BIN / "flask"), "--app", "app", "setup", "--from", args.release], env)
-        run([str(BIN / "flask"), "--app", "app", "users", "create", "bench", "--email",
-             "bench@example.org", "--password", "benchmark password 123"], env)
-        token = run([str(BIN / "flask"), "--app", "app", "tokens", "create", "bench"],
-                    env).strip().splitlines()[-1]
-        server = subprocess.Popen(
-            [str(BIN / "gunicorn"), "-c", "python:situatedqa_server.gunicorn_conf",
-             "-w", str(args.workers), "--threads", str(args.threads),
-             "-b", f"127.0.0.1:{port}", "app:app"],
-            env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        base = f"http://127.0.0.1:{port}"
-        for _ in range(100):
-            try:
-                requests.get(base + "/api/v1/tracks", timeout=5)
-                break
-            except requests.RequestException:
-                time.sleep(0.2)
-        examples = gold_examples(args.release, args.track, "test")
-        # Distinct files (a team may not upload the same predictions twice on a board).
-        warm = 10 * args.workers
-        count = warm + args.single + args.uploads * args.clients
-        files = [prediction_file(examples, 0.2 + 0.3 * random.random()) for _ in range(count)]
-        sessions = threading.local()
+    with prepared_server(args.database_url, args.release, "bench") as (schema, env, token):
+        server = None
+        try:
+            server = subprocess.Popen(
+                [str(BIN / "gunicorn"), "-c", "python:situatedqa_server.gunicorn_conf",
+                 "-w", str(args.workers), "--threads", str(args.threads),
+                 "-b", f"127.0.0.1:{port}", "app:app"],
+                env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            base = f"http://127.0.0.1:{port}"
+            for _ in range(100):
+                try:
+                    requests.get(base + "/api/v1/tracks", timeout=5)
+                    break
+                except requests.RequestException:
+                    time.sleep(0.2)
+            examples = gold_examples(args.release, args.track, "test")
+            # Distinct files (a team may not upload the same predictions twice on a board).
+            warm = 10 * args.workers
+            count = warm + args.single + args.uploads * args.clients
+            files = [prediction_file(examples, 0.2 + 0.3 * random.random()) for _ in range(count)]
+            sessions = threading.local()
 
-        def upload(number: int) -> float:
-            if not hasattr(sessions, "session"):
-                sessions.session = requests.Session()
-            start = time.perf_counter()
-            response = sessions.session.post(
-                base + "/api/v1/submissions", headers={"Authorization": f"Bearer {token}"},
-                data={"track": args.track, "split": "test", "method_name": f"bench {number}",
-                      "public": "true"},
-                files={"file": ("p.jsonl", files[number])}, timeout=120)
-            if response.status_code != 201:
-                raise SystemExit(f"upload {number}: {response.status_code} {response.text}")
-            return (time.perf_counter() - start) * 1000
+            def upload(number: int) -> float:
+                if not hasattr(sessions, "session"):
+                    sessions.session = requests.Session()
+                start = time.perf_counter()
+                response = sessions.session.post(
+                    base + "/api/v1/submissions", headers={"Authorization": f"Bearer {token}"},
+                    data={"track": args.track, "split": "test", "method_name": f"bench {number}",
+                          "public": "true"},
+                    files={"file": ("p.jsonl", files[number])}, timeout=120)
+                if response.status_code != 201:
+                    raise SystemExit(f"upload {number}: {response.status_code} {response.text}")
+                return (time.perf_counter() - start) * 1000
 
-        for number in range(warm):  # every worker thread parses and scores once first
-            upload(number)
-        single = [upload(warm + number) for number in range(args.single)]
-        first = warm + args.single
-        started = time.perf_counter()
-        with ThreadPoolExecutor(max_workers=args.clients) as pool:
-            uploads = list(pool.map(upload, range(first, first + args.clients * args.uploads)))
-        rate = len(uploads) / (time.perf_counter() - started)
+            for number in range(warm):  # every worker thread parses and scores once first
+                upload(number)
+            single = [upload(warm + number) for number in range(args.single)]
+            first = warm + args.single
+            started = time.perf_counter()
+            with ThreadPoolExecutor(max_workers=args.clients) as pool:
+                uploads = list(pool.map(upload, range(first, first + args.clients * args.uploads)))
+            rate = len(uploads) / (time.perf_counter() - started)
 
-        bulk_insert(args.database_url, schema, args.track, "test", args.bulk)
-        session = requests.Session()
-        board = f"{base}/leaderboards/{args.track}?split=test"
-        board_json = f"{base}/api/v1/leaderboards/{args.track}?split=test"
-        timed_get(session, board, 10)
-        page = timed_get(session, board, args.runs)
-        api = timed_get(session, board_json, args.runs)
-        sorted_page = timed_get(session, board + "&sort=em_rare" if args.track == "geo"
-                                else board + "&sort=em_static", args.runs)
-        total = session.get(board_json, timeout=60).json()["total"]
-        rss = worker_rss(server.pid)
-    finally:
-        if server is not None:
-            server.send_signal(signal.SIGTERM)
-            server.wait(timeout=30)
-        with admin.begin() as connection:
-            connection.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+            bulk_insert(args.database_url, schema, args.track, "test", args.bulk)
+            session = requests.Session()
+            board = f"{base}/leaderboards/{args.track}?split=test"
+            board_json = f"{base}/api/v1/leaderboards/{args.track}?split=test"
+            timed_get(session, board, 10)
+            page = timed_get(session, board, args.runs)
+            api = timed_get(session, board_json, args.runs)
+            sorted_page = timed_get(session, board + "&sort=em_rare" if args.track == "geo"
+                                    else board + "&sort=em_static", args.runs)
+            total = session.get(board_json, timeout=60).json()["total"]
+            rss = worker_rss(server.pid)
+        finally:
+            if server is not None:
+                server.send_signal(signal.SIGTERM)
+                server.wait(timeout=30)
 
     cpu = next((line.split(":", 1)[1].strip() for line in
                 Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")),

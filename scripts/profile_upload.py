@@ -17,10 +17,8 @@ import io
 import os
 import pstats
 import random
-import secrets
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -31,12 +29,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from bench_server import (  # noqa: E402
-    BIN,
     add_server_arguments,
     gold_examples,
     prediction_file,
-    run,
-    server_env,
+    prepared_server,
 )
 
 
@@ -51,18 +47,7 @@ def main() -> None:
     parser.add_argument("--dump", type=Path, help="Also write the raw profile here (pstats).")
     args = parser.parse_args()
     random.seed(20211107)
-    schema = f"prof_{secrets.token_hex(4)}"
-    admin = sa.create_engine(args.database_url)
-    with admin.begin() as connection:
-        connection.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
-    workdir = Path(tempfile.mkdtemp(prefix="sqa-prof-"))
-    env = server_env(args.database_url, schema, workdir, args.release)
-    try:
-        run([str(BIN / "flask"), "--app", "app", "setup", "--from", args.release], env)
-        run([str(BIN / "flask"), "--app", "app", "users", "create", "prof", "--email",
-             "prof@example.org", "--password", "benchmark password 123"], env)
-        token = run([str(BIN / "flask"), "--app", "app", "tokens", "create", "prof"],
-                    env).strip().splitlines()[-1]
+    with prepared_server(args.database_url, args.release, "prof") as (_, env, token):
         os.environ.update(env)
         from situatedqa_server import create_app
 
@@ -121,9 +106,6 @@ def main() -> None:
             out = io.StringIO()
             pstats.Stats(profiler, stream=out).sort_stats(order).print_stats(args.top)
             print(out.getvalue())
-    finally:
-        with admin.begin() as connection:
-            connection.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
 
 
 if __name__ == "__main__":
