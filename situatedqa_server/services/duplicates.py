@@ -61,14 +61,6 @@ def canonical_json(content: dict[str, object]) -> bytes:
         return text.encode("utf-8", "surrogatepass")
 
 
-def same_team(team_id: int, track: str, split: str, sha256: str) -> int | None:
-    """The id of the team's live submission with these predictions on the board, if any."""
-    return db.session.scalar(select(Submission.id).where(
-        Submission.team_id == team_id, Submission.track == track, Submission.split == split,
-        Submission.predictions_sha256 == sha256, Submission.deleted_at.is_(None))
-        .order_by(Submission.id).limit(1))
-
-
 @dataclass(frozen=True)
 class Earlier:
     """Earlier submissions with the same predictions on a board."""

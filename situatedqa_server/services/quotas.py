@@ -135,13 +135,6 @@ def consume(team_id: int, track: str) -> None:
                      config["TEST_TOTAL_QUOTA"]))
 
 
-def rejections_today(team_id: int) -> int:
-    """Rejected uploads of a team today."""
-    count = db.session.scalar(select(RejectedUpload.count).where(
-        RejectedUpload.team_id == team_id, RejectedUpload.day == utc_today()))
-    return count or 0
-
-
 def check_before_scoring(team_id: int, track: str, split: str) -> None:
     """The early answers of an upload, read in one round trip: the rejected-upload cap, and
     on the quota split the quota (a snapshot: the locked check is in consume())."""

@@ -99,10 +99,10 @@ def submit(user: User, track: str, split: str, data: bytes, filename: str,
     except IntegrityError:
         db.session.rollback()
         # A concurrent upload of the same predictions won the team's unique index.
-        earlier = duplicates.same_team(team_id, track, split, duplicates.digest(predictions))
-        if earlier is None:
+        earlier = duplicates.earlier(team_id, track, split, duplicates.digest(predictions))
+        if earlier.own_live is None:
             raise
-        raise duplicates.DuplicateSubmission(earlier) from None
+        raise duplicates.DuplicateSubmission(earlier.own_live) from None
     except BaseException:
         db.session.rollback()
         raise
