@@ -230,14 +230,34 @@ def score(
     f1_any: FloatArray | None = None
     if lenient and not gold.is_identification:
         outcomes, f1, f1_any = lenient_codes(gold, predictions, outcomes)
+    return result_from_outcomes(gold, outcomes, f1, f1_any, scores=predictions.scores,
+                                resamples=resamples, seed=seed)
+
+
+def result_from_outcomes(
+    gold: GoldSplit,
+    outcomes: IntArray,
+    f1: FloatArray | None = None,
+    f1_any: FloatArray | None = None,
+    *,
+    scores: FloatArray | None = None,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> ScoreResult:
+    """Every metric and CI from per-example outcomes alone (see ScoreResult).
+
+    score() ends here, and so does an incremental rescore that re-evaluated only the
+    examples a gold update changed: equal outcomes give equal results, bit for bit.
+    f1 / f1_any (QA, with LENIENT_SCORED codes) add the lenient metrics; scores (the
+    identification scores, in gold order) add AUC.
+    """
     values: dict[str, MetricValue] = {
         name: metric_from_codes(codes, categories, statistic,
                                 name=name, seed=seed, resamples=resamples)
         for name, codes, categories, statistic in _metric_specs(gold, outcomes)
     }
-    if gold.is_identification and predictions.scores is not None:
-        values["auc"] = auc_metric(predictions.scores, gold.labels, seed=seed,
-                                   resamples=resamples)
+    if gold.is_identification and scores is not None:
+        values["auc"] = auc_metric(scores, gold.labels, seed=seed, resamples=resamples)
     if f1 is not None and f1_any is not None:
         values.update(_lenient_values(gold, outcomes, f1, f1_any, dict(values), seed=seed,
                                       resamples=resamples))
