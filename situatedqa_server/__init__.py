@@ -84,13 +84,13 @@ def _init_extensions(app: Flask) -> None:
     # command) and `settings` load without the app's modules; no cycle hides behind this
     # (tests/server/test_import_graph.py counts these imports too).
     from . import errors, inputs, tasks
-    from .extensions import configure_sqlite, csrf, db, limiter, migrate
+    from .extensions import configure_sqlite, csrf, db, init_migrations, limiter
 
     db.init_app(app)
     with app.app_context():
         for engine in db.engines.values():
             configure_sqlite(engine)
-    migrate.init_app(app, db, directory=str(Path(__file__).parent / "migrations"))
+    init_migrations(app, str(Path(__file__).parent / "migrations"))
     csrf.init_app(app)
     limiter.init_app(app)
     errors.init_app(app)

@@ -107,7 +107,7 @@ def _bump_before_commit(session: Session) -> None:
 def bump(session: Session, boards: Iterable[tuple[str, str]]) -> None:
     """Add one to the generation of each board (rows created at 1), in sorted lock order."""
     for track, split in sorted(set(boards)):
-        session.execute(text(bump_sql()), {"track": track, "split": split})
+        session.execute(_BUMP, {"track": track, "split": split})
     if has_app_context():
         g.pop("board_stamps", None)  # this context's next read must see its own change
 
@@ -116,6 +116,9 @@ def bump_sql() -> str:
     """The upsert that bumps one board (:track, :split) on SQLite and PostgreSQL alike."""
     return ("INSERT INTO board_stamp (track, split, generation) VALUES (:track, :split, 1) "
             "ON CONFLICT (track, split) DO UPDATE SET generation = board_stamp.generation + 1")
+
+
+_BUMP = text(bump_sql())
 
 
 # --- reading -----------------------------------------------------------------------------------

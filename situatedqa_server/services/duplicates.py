@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 
 import msgspec
-from sqlalchemy import and_, func, select
+from sqlalchemy import and_, bindparam, func, select
 
 from benchmark import Predictions
 
@@ -69,14 +69,19 @@ class Earlier:
     other_team: int | None  # the earliest of another team: the upload is flagged
 
 
+_OWN = and_(Submission.team_id == bindparam("team_id"), Submission.deleted_at.is_(None))
+#: Built once (its construction cost more than its execution); the values are bound.
+_EARLIER = select(
+    func.min(Submission.id).filter(_OWN),
+    func.min(Submission.id).filter(Submission.team_id != bindparam("team_id"))).where(
+    Submission.track == bindparam("track"), Submission.split == bindparam("split"),
+    Submission.predictions_sha256 == bindparam("sha256"))
+
+
 def earlier(team_id: int, track: str, split: str, sha256: str) -> Earlier:
     """Both lookups in one round trip (the board's index on the predictions' hash)."""
-    own = and_(Submission.team_id == team_id, Submission.deleted_at.is_(None))
-    found = db.session.execute(select(
-        func.min(Submission.id).filter(own),
-        func.min(Submission.id).filter(Submission.team_id != team_id)).where(
-        Submission.track == track, Submission.split == split,
-        Submission.predictions_sha256 == sha256)).one()
+    found = db.session.execute(_EARLIER, {"team_id": team_id, "track": track, "split": split,
+                                          "sha256": sha256}).one()
     return Earlier(found[0], found[1])
 
 

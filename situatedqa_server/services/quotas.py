@@ -12,11 +12,11 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import select, update
+from sqlalchemy import Select, bindparam, select, update
 
 from benchmark import HIDDEN_SPLIT
 
-from ..extensions import db, upsert_insert
+from ..extensions import db, dialect_insert, prebuilt, upsert_insert
 from ..models import QuotaCounter, RejectedUpload
 
 TOTAL = "total"
@@ -114,6 +114,19 @@ def check(usage_now: QuotaUsage) -> None:
             "for today (UTC)", {**details, "resets_at": next_reset()})
 
 
+@prebuilt
+def _consume_statement(dialect: str) -> Any:
+    """consume()'s upsert (built once per dialect; team_id, track and today bound)."""
+    # The table, not the model: with bound values an ORM insert would be a bulk insert.
+    table = QuotaCounter.__table__
+    counter = {"team_id": bindparam("team_id"), "track": bindparam("track"), "used": 1}
+    rows = dialect_insert(dialect, table).values(
+        [{**counter, "period": TOTAL}, {**counter, "period": bindparam("today")}])
+    return rows.on_conflict_do_update(
+        index_elements=["team_id", "track", "period"],
+        set_={"used": table.c.used + 1}).returning(table.c.period, table.c.used)
+
+
 def consume(team_id: int, track: str) -> None:
     """Inside begin_locked(): count one submission and check the quota, or raise.
 
@@ -123,29 +136,37 @@ def consume(team_id: int, track: str) -> None:
     takes the increment back, so nothing is spent.
     """
     today = utc_today().isoformat()
-    rows = upsert_insert(QuotaCounter).values(
-        [{"team_id": team_id, "track": track, "period": TOTAL, "used": 1},
-         {"team_id": team_id, "track": track, "period": today, "used": 1}])
-    statement = rows.on_conflict_do_update(
-        index_elements=["team_id", "track", "period"],
-        set_={"used": QuotaCounter.used + 1}).returning(QuotaCounter.period, QuotaCounter.used)
-    used: dict[str, int] = dict(db.session.execute(statement).all())
+    used: dict[str, int] = dict(db.session.execute(
+        _consume_statement(), {"team_id": team_id, "track": track, "today": today}).all())
     config = current_app.config
     check(QuotaUsage(used[today] - 1, config["TEST_DAILY_QUOTA"], used[TOTAL] - 1,
                      config["TEST_TOTAL_QUOTA"]))
+
+
+def _early_statement() -> Select[Any]:
+    """check_before_scoring()'s read (team_id, track, day and period bound)."""
+    def counter(period: Any) -> Any:
+        return select(QuotaCounter.used).where(
+            QuotaCounter.team_id == bindparam("team_id"),
+            QuotaCounter.track == bindparam("track"),
+            QuotaCounter.period == period).scalar_subquery()
+
+    rejected = select(RejectedUpload.count).where(
+        RejectedUpload.team_id == bindparam("team_id"),
+        RejectedUpload.day == bindparam("day")).scalar_subquery()
+    return select(rejected, counter(bindparam("period")), counter(TOTAL))
+
+
+#: Built once: the statement's construction cost more than its execution.
+_EARLY = _early_statement()
 
 
 def check_before_scoring(team_id: int, track: str, split: str) -> None:
     """The early answers of an upload, read in one round trip: the rejected-upload cap, and
     on the quota split the quota (a snapshot: the locked check is in consume())."""
     today = utc_today()
-    counters = {period: select(QuotaCounter.used).where(
-        QuotaCounter.team_id == team_id, QuotaCounter.track == track,
-        QuotaCounter.period == period).scalar_subquery() for period in (today.isoformat(), TOTAL)}
-    rejected, used_today, used_total = db.session.execute(select(
-        select(RejectedUpload.count).where(RejectedUpload.team_id == team_id,
-                                           RejectedUpload.day == today).scalar_subquery(),
-        *counters.values())).one()
+    rejected, used_today, used_total = db.session.execute(_EARLY, {
+        "team_id": team_id, "track": track, "day": today, "period": today.isoformat()}).one()
     check_rejection_cap(rejected or 0)
     if split == QUOTA_SPLIT:
         config = current_app.config
