@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from benchmark import GoldSet, GoldSplit, compare, score
 from benchmark.metrics import (
     accuracy_from_binary,
+    accuracy_interval,
     auc_metric,
     confusion_codes,
     id_f1,
@@ -225,3 +226,61 @@ def test_auc_ci_equals_a_plain_loop_over_resamples(labels: list[bool], grid: int
         assert result.ci is not None
         # Equal to the bit (an interval is (nan, nan) when no resample holds both classes).
         np.testing.assert_array_equal(result.ci, percentile_interval(plain))
+
+
+# --- the cheaper computations of the same CIs are bit-identical to the plain ones ----------
+
+TAIL = (1 - 0.95) / 2 * 100
+
+
+def _numpy_interval(values: np.ndarray[Any, Any]) -> tuple[float, float]:
+    """What percentile_interval computed before it was made cheaper: np.percentile itself."""
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return (float("nan"), float("nan"))
+    low, high = np.percentile(finite, [TAIL, 100 - TAIL])
+    return (float(low), float(high))
+
+
+def _bits(interval: tuple[float, float] | None) -> list[bytes]:
+    """The intervals' floats as bytes: equal bits, -0.0 and NaN included."""
+    assert interval is not None
+    return [np.float64(x).tobytes() for x in interval]
+
+
+special_floats = st.sampled_from([0.0, -0.0, 5e-324, -1e308, 1e308, np.inf, -np.inf, np.nan,
+                                  33.3, 100.0])
+
+
+@settings(max_examples=400, deadline=None)
+@given(values=st.lists(st.floats(allow_nan=True, allow_infinity=True) | special_floats
+                       | st.integers(0, 4).map(float), min_size=0, max_size=80),
+       repeat=st.integers(1, 40))
+def test_percentile_interval_is_np_percentile_bit_for_bit(values: list[float],
+                                                          repeat: int) -> None:
+    array = np.array(values * repeat, dtype=np.float64)  # repeat: sizes up to 3,200, ties
+    assert _bits(percentile_interval(array.copy())) == _bits(_numpy_interval(array))
+
+
+@settings(max_examples=300, deadline=None)
+@given(n=st.integers(1, 5000), data=st.data(), seed=st.integers(0, 2**64 - 1),
+       resamples=st.integers(1, 2500))
+def test_em_ci_is_the_multinomial_percentiles_bit_for_bit(n: int, data: Any, seed: int,
+                                                          resamples: int) -> None:
+    """metric_from_codes's EM CI (one binomial draw, integer order statistics) equals the
+    two-category multinomial's percentiles it replaced, and leaves the stream alike."""
+    right = data.draw(st.sampled_from([0, n]) | st.integers(0, n))
+    codes = np.array([1] * right + [0] * (n - right), dtype=np.int64)
+    result = metric_from_codes(codes, 2, accuracy_from_binary, name="em", seed=seed,
+                               resamples=resamples)
+    rng = np.random.default_rng([seed, 0])
+    plain_rng = np.random.default_rng([seed, 0])
+    counts = np.bincount(codes, minlength=2)
+    plain = _numpy_interval(accuracy_from_binary(multinomial_draws(counts, plain_rng,
+                                                                   resamples)))
+    assert _bits(accuracy_interval(n - right, n, rng, resamples)) == _bits(plain)
+    assert rng.integers(0, 2**62) == plain_rng.integers(0, 2**62)
+    generator = rng_for(seed, "em")
+    expected = _numpy_interval(accuracy_from_binary(multinomial_draws(counts, generator,
+                                                                      resamples)))
+    assert _bits(result.ci) == _bits(expected)

@@ -388,6 +388,20 @@ def test_normalization_equals_the_plain_reference(values: list[str]) -> None:
     assert normalize_many(values + values[:3]) == expected + expected[:3]
 
 
+ascii_texts = st.lists(st.sampled_from(["the", "The", "a", "an", "AN", "A.", "theatre", "x", "1",
+                                        " ", "  ", "\t", "\n", "\x1c", "\x00", "\x01", "-",
+                                        "_", "'s", "\u00e9", "\u03a3"]), max_size=6).map("".join)
+
+
+@settings(SETTINGS, max_examples=500)
+@given(values=st.lists(ascii_texts | st.text(alphabet=st.characters(max_codepoint=127)),
+                       max_size=12))
+def test_batched_normalization_equals_one_text_at_a_time(values: list[str]) -> None:
+    """normalize_many joins the ASCII texts and normalizes them in one pass: the same as
+    one text at a time, also next to empty texts, NUL, white space and articles."""
+    assert normalize_many(values) == [reference_normalize(t) for t in values]
+
+
 # --- identification files -------------------------------------------------------------------
 
 
