@@ -3,15 +3,19 @@
 
 Seeds a throw-away database (a private PostgreSQL schema, dropped afterwards; or SQLite with
 --sqlite) with N distinct prediction files, stored in the database like uploads and spread
-over the dev and test splits of every track, each with a placeholder first-version score.
+over the dev and test splits of every track, each with its first-version score and stored
+predictions as an upload writes them (parsed and scored while seeding; not timed).
 Then starts a real `flask --app app jobs worker --concurrency 2` subprocess (its broker an
 SQLite file in a temporary folder, the embedded default, or --broker-url) and times, from
 `gold activate NAME --background` to the job row reading done:
-  1. incremental: a version with 50 answer changes (25 on temp/dev, 25 on temp/test): the
-     boards it changed are rescored, the others carry over the parent's rows;
+  1. incremental: a version with 50 answer changes (25 on temp/dev, 25 on temp/test): on
+     the boards it changed each row is rescored from the parent's outcomes, re-evaluating
+     the 25 changed examples from the stored predictions (no file read); the other boards
+     carry over the parent's rows;
   2. full: a child version with 50 more changes, activated with --full (every file read
      and scored again).
 The worker's processes parse each gold version on first use: that is inside the times.
+The worker's log (INFO) says how many rows each batch took from the parent's outcomes.
 
 Usage: SITUATEDQA_DATA=/path/to/release python scripts/bench_rescore.py [-n 10000]
 """
@@ -22,6 +26,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import secrets
 import signal
 import subprocess
@@ -37,11 +42,12 @@ import sqlalchemy as sa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmark import GoldSet, GoldSplit, import_release
+from benchmark import GoldSet, GoldSplit, import_release, parse_predictions, score
 from situatedqa_server import create_app
 from situatedqa_server.extensions import db
-from situatedqa_server.models import Job, JobBatch, Score, Submission, Team, User
+from situatedqa_server.models import Job, JobBatch, Submission, Team, User
 from situatedqa_server.services import blobs, gold_store, versions
+from situatedqa_server.services.score_rows import new_score, stored_predictions
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -63,8 +69,10 @@ def prediction_lines(gold: GoldSplit) -> tuple[list[str], list[str]]:
     return right, wrong
 
 
-def seed(gold: GoldSet, n: int, rng: np.random.Generator) -> dict[tuple[str, str], int]:
-    """N submissions with distinct stored files and a placeholder first-version score each."""
+def seed(gold: GoldSet, n: int, rng: np.random.Generator,
+         resamples: int) -> dict[tuple[str, str], int]:
+    """N submissions with distinct stored files, each with its first-version score and its
+    stored predictions as an upload writes them (parsed and scored here, as on upload)."""
     version = gold_store.active_version()
     user = User(username="bench", email="bench@example.org", password_hash="x",
                 team=Team(name="bench"))
@@ -74,7 +82,7 @@ def seed(gold: GoldSet, n: int, rng: np.random.Generator) -> dict[tuple[str, str
     lines = {where: prediction_lines(gold.get(*where)) for where in boards}
     per_board = dict.fromkeys(boards, 0)
     for start in range(0, n, SEED_BATCH):
-        submissions = []
+        submissions, results = [], []
         for i in range(start, min(n, start + SEED_BATCH)):
             track, split = boards[i % len(boards)]
             per_board[track, split] += 1
@@ -82,17 +90,18 @@ def seed(gold: GoldSet, n: int, rng: np.random.Generator) -> dict[tuple[str, str
             mask = rng.random(len(right)) < rng.uniform(0.2, 0.9)
             data = ("\n".join(r if ok else w for r, w, ok in zip(right, wrong, mask, strict=True))
                     + "\n").encode()
+            inputs = gold.get(track, split)
+            predictions = parse_predictions(data, inputs, filename="predictions.jsonl")
+            results.append(score(inputs, predictions, resamples=resamples))
             submissions.append(Submission(
                 user_id=user.id, team_id=user.team_id, track=track, split=split,
                 file_sha256=blobs.put(data), filename="predictions.jsonl", format="jsonl",
-                method_name=f"bench {i}", visibility="public"))
+                method_name=f"bench {i}", visibility="public",
+                predictions=stored_predictions(predictions, inputs)))
         db.session.add_all(submissions)
         db.session.flush()
-        # A placeholder first-version score: rescoring reads it only to learn the upload
-        # version, and the incremental path carries it over on unchanged boards.
-        db.session.add_all([Score(submission_id=s.id, gold_version_id=version.id,
-                                  track=s.track, split=s.split, n=0, metrics={}, ci={},
-                                  counts={}, outcomes=b"") for s in submissions])
+        db.session.add_all([new_score(s, version, result)
+                            for s, result in zip(submissions, results, strict=True)])
         db.session.commit()
     return per_board
 
@@ -153,6 +162,14 @@ def activate(app: Any, env: dict[str, str], name: str, full: bool) -> tuple[floa
             time.sleep(0.1)
 
 
+def batch_counts(log_path: Path, name: str) -> tuple[int, int]:
+    """(rows from the parent's outcomes, files read and scored) in the worker log for a version."""
+    pattern = re.compile(rf"version {re.escape(name)}: (\d+) rows from the parent's outcomes, "
+                         r"(\d+) files read and scored")
+    found = [tuple(map(int, m.groups())) for m in pattern.finditer(log_path.read_text())]
+    return sum(a for a, _ in found), sum(b for _, b in found)
+
+
 def stop(worker: subprocess.Popen[bytes]) -> None:
     """Stop the worker and its pool: SIGTERM, then SIGKILL after 30 s (billiard's pool can
     hang in its exit handler once the children are gone)."""
@@ -206,21 +223,25 @@ def main() -> None:
             gold = import_release(release)
             gold_store.register_first_version(gold)
             started = time.perf_counter()
-            per_board = seed(gold, args.n, np.random.default_rng(0))
+            per_board = seed(gold, args.n, np.random.default_rng(0), args.resamples)
             seeded = time.perf_counter() - started
             first = versions.build_version(update_text(gold, "changed", 0), "bench.jsonl",
                                            "bench-incremental", date(2024, 1, 1), "", None)
             second = versions.build_version(update_text(gold, "again", 100), "bench.jsonl",
                                             "bench-full", date(2024, 2, 1), "", None, first)
             names = first.name, second.name
-        worker = subprocess.Popen(
-            [str(BIN / "flask"), "--app", "app", "jobs", "worker", "--concurrency",
-             str(args.concurrency), "--loglevel", "WARNING"],
-            env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True)
+        log_path = tmp / "worker.log"
+        with log_path.open("wb") as log_file:
+            worker = subprocess.Popen(
+                [str(BIN / "flask"), "--app", "app", "jobs", "worker", "--concurrency",
+                 str(args.concurrency), "--loglevel", "INFO"],
+                env=env, cwd=ROOT, stdout=log_file, stderr=subprocess.STDOUT,
+                start_new_session=True)
         time.sleep(5)  # the worker connects to its broker
         incremental, job_a = activate(app, env, names[0], full=False)
+        from_parent_a, read_a = batch_counts(log_path, names[0])
         full, job_b = activate(app, env, names[1], full=True)
+        from_parent_b, read_b = batch_counts(log_path, names[1])
     finally:
         if worker is not None:
             stop(worker)
@@ -237,11 +258,14 @@ def main() -> None:
           f"{args.broker_url.split(':')[0] if args.broker_url else 'embedded SQLite'}; "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average "
           f"{os.getloadavg()[0]:.1f}; seeded {args.n} files in {seeded:.0f} s")
-    print("| rescore | worker processes | submissions read and scored | seconds | job |")
-    print("|---|---|---|---|---|")
-    print(f"| incremental, 50-example update | {args.concurrency} | {changed} of {args.n} "
-          f"(the rest carried over) | {incremental:.1f} | {job_a.status} |")
-    print(f"| full | {args.concurrency} | {args.n} | {full:.1f} | {job_b.status} |")
+    print("| rescore | worker processes | rows rescored from the parent's outcomes | files "
+          "read and scored | seconds | job |")
+    print("|---|---|---|---|---|---|")
+    print(f"| incremental, 50-example update | {args.concurrency} | {from_parent_a} (of "
+          f"{changed} on the changed boards; {args.n - changed} carried over) | {read_a} | "
+          f"{incremental:.1f} | {job_a.status} |")
+    print(f"| full | {args.concurrency} | {from_parent_b} | {read_b} | {full:.1f} | "
+          f"{job_b.status} |")
 
 
 if __name__ == "__main__":

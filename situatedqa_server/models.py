@@ -172,6 +172,11 @@ class Submission(Base):
     shown_submission_id: Mapped[int | None] = mapped_column(ForeignKey("submission.id"))
     #: Another team's earlier submission with the same predictions (for moderators).
     duplicate_of_id: Mapped[int | None] = mapped_column(ForeignKey("submission.id"))
+    #: The predictions as parsed (benchmark.incremental.encode_predictions: zlib'd msgpack,
+    #: keys left out), so a rescore re-evaluates changed examples without reading the file;
+    #: None for rows stored before it was recorded (rescored in full, which fills it).
+    #: Deferred: ~12 KB a row that only rescoring reads.
+    predictions: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)
     user: Mapped[User] = relationship()
     team: Mapped[Team] = relationship()
     scores: Mapped[list[Score]] = relationship(back_populates="submission")
@@ -208,6 +213,10 @@ class Score(Base):
     counts: Mapped[dict[str, Any]] = mapped_column(JSON)
     # One uint8 outcome code per gold example (benchmark.ScoreResult.outcomes).
     outcomes: Mapped[bytes] = mapped_column(LargeBinary)
+    #: Per-example token F1 of a QA score (benchmark.incremental.encode_f1: zlib'd float64,
+    #: f1 then f1_any unless equal), which the outcome codes lack; None on identification
+    #: tracks and on rows stored before it was recorded. Deferred: only rescoring reads it.
+    f1: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)
     scored_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     submission: Mapped[Submission] = relationship(back_populates="scores")
     gold_version: Mapped[GoldVersion] = relationship()

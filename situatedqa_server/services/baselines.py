@@ -56,7 +56,7 @@ from ..models import (
     utcnow,
 )
 from . import audit, blobs, gold_store, quotas, versions
-from .score_rows import new_score
+from .score_rows import new_score, stored_predictions
 
 PAPER_URL = "https://arxiv.org/abs/2109.06157"
 #: The reference submissions: the quick runners' outputs, committed compressed with sidecars.
@@ -541,7 +541,8 @@ def new_submission(scored: ScoredFile, owner: User, hidden_from: Submission | No
         visibility=Visibility.PUBLIC.value, published_at=now, created_at=now,
         hidden=bool(hidden_from and hidden_from.hidden),
         hidden_reason=hidden_from.hidden_reason if hidden_from else None,
-        is_baseline=True, baseline_runner=file.key.runner, baseline_settings=file.record)
+        is_baseline=True, baseline_runner=file.key.runner, baseline_settings=file.record,
+        predictions=stored_predictions(scored.predictions, scored.inputs))
 
 
 def _add_scores(submission: Submission, scored: ScoredFile, targets: Sequence[GoldVersion],

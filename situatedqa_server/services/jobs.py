@@ -13,14 +13,18 @@ stays "running" with nothing running it.
 from __future__ import annotations
 
 import logging
+import zlib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+import msgspec
+import numpy as np
 from flask import current_app
 from sqlalchemy import DateTime, Integer, exists, func, literal, select, update
 
-from benchmark import GoldError, ScoreResult, ValidationError
+from benchmark import GoldError, GoldSplit, ScoreResult, ValidationError, incremental
 
 from ..extensions import db, upsert_insert
 from ..models import (
@@ -36,7 +40,7 @@ from ..models import (
 )
 from . import audit, blobs, gold_store, versions
 from .quotas import begin_locked
-from .score_rows import score_columns
+from .score_rows import score_columns, stored_predictions
 
 log = logging.getLogger(__name__)
 UNFINISHED = (JobStatus.QUEUED.value, JobStatus.RUNNING.value)
@@ -233,7 +237,7 @@ def copy_rows(version_id: int, parent_id: int, submission_ids: set[int]) -> None
     if not submission_ids:
         return
     copied = ("submission_id", "track", "split", "n", "metrics", "ci", "counts",
-              "primary_metric", "outcomes")
+              "primary_metric", "outcomes", "f1")
     source = select(*(getattr(Score, name) for name in copied),
                     literal(version_id, Integer), literal(utcnow(), DateTime)).where(
         Score.gold_version_id == parent_id, Score.submission_id.in_(submission_ids))
@@ -242,15 +246,124 @@ def copy_rows(version_id: int, parent_id: int, submission_ids: set[int]) -> None
         index_elements=["submission_id", "gold_version_id"]))
 
 
-def score_rows(version: GoldVersion, submissions: list[Submission]) -> list[dict[str, Any]]:
-    """Read and score stored submissions against a version (DATA_ERRORS when one cannot be)."""
+@dataclass
+class Scored:
+    """A batch's new score rows, and the stored predictions to write (Submission.predictions)."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    #: {"id": submission id, "predictions": encoded} where the stored value differs.
+    predictions: list[dict[str, Any]] = field(default_factory=list)
+    #: How many rows came from the parent's outcomes (the others were read and scored).
+    incremental: int = 0
+
+
+def incremental_result(parent: GoldSplit, target: GoldSplit, submission: Submission,
+                       outcomes: bytes, f1: bytes | None, stored: bytes) -> ScoreResult | None:
+    """A submission's score from its parent row and stored predictions; None if they cannot
+    give it (a row older than the lenient metrics or of another length, unknown inputs)."""
+    try:
+        predictions = incremental.decode_predictions(stored)
+        f1_values = incremental.decode_f1(f1, len(parent)) if f1 is not None else None
+    except (msgspec.DecodeError, zlib.error):
+        log.warning("submission %s: stored predictions or F1 unreadable; scored in full",
+                    submission.id)
+        return None
+    if f1_values is None and not target.is_identification:
+        return None
+    keys = versions.keys_named(predictions.keys_sha256, submission.track, submission.split,
+                               parent, target)
+    if keys is None:
+        return None
+    try:
+        return incremental.rescore(
+            parent, target, np.frombuffer(outcomes, dtype=np.uint8), predictions, keys,
+            f1_values, resamples=current_app.config["BOOTSTRAP_RESAMPLES"])
+    except ValueError:
+        return None
+
+
+def incremental_rows(version: GoldVersion, parent_id: int, submissions: list[Submission],
+                     scored: Scored) -> list[Submission]:
+    """Rescore from the parent's rows where possible (into scored); the rest, to read in full.
+
+    One query reads the batch's parent rows with the stored predictions; only the examples
+    the update changed or added are evaluated again (benchmark.incremental).
+    """
+    ids = [s.id for s in submissions]
+    if not ids:
+        return []
+    found = {sid: (outcomes, f1, stored) for sid, outcomes, f1, stored in db.session.execute(
+        select(Score.submission_id, Score.outcomes, Score.f1, Submission.predictions)
+        .join(Submission, Submission.id == Score.submission_id)
+        .where(Score.gold_version_id == parent_id, Score.submission_id.in_(ids),
+               Submission.predictions.is_not(None))) if stored is not None}
+    if not found:
+        return submissions
+    gold = versions.gold_of(version)
+    parent_gold = versions.gold_of(db.session.get_one(GoldVersion, parent_id))
+    rest = []
+    for submission in submissions:
+        board = (submission.track, submission.split)
+        result = None
+        if submission.id in found and board in gold.splits and board in parent_gold.splits:
+            result = incremental_result(parent_gold.splits[board], gold.splits[board],
+                                        submission, *found[submission.id])
+        if result is None:
+            rest.append(submission)
+        else:
+            scored.rows.append(score_values(submission.id, version.id, result))
+            scored.incremental += 1
+    return rest
+
+
+def full_rows(version: GoldVersion, submissions: list[Submission], scored: Scored) -> None:
+    """Read and score stored files (into scored), refreshing their stored predictions.
+
+    The stored predictions are compared with the file's parse and written where they differ
+    (absent on old rows; or the parser changed, which is when a full rescore is run), so an
+    incremental rescore after this one reads what this one scored.
+    """
+    if not submissions:
+        return
     gold = versions.gold_of(version)
     uploaded = versions.uploaded_under(submissions)
     files = blobs.get_many(s.file_sha256 for s in submissions)  # one round trip, not one a file
-    return [score_values(s.id, version.id, versions.score_submission(
-        s, gold.get(s.track, s.split), uploaded.get(s.id),
-        blobs.decompress(files[s.file_sha256]) if s.file_sha256 in files else None))
-        for s in submissions]
+    have: dict[int, bytes | None] = dict(db.session.execute(
+        select(Submission.id, Submission.predictions).where(
+            Submission.id.in_([s.id for s in submissions]))).all())
+    for s in submissions:
+        predictions, result = versions.read_and_score(
+            s, gold.get(s.track, s.split), uploaded.get(s.id),
+            blobs.decompress(files[s.file_sha256]) if s.file_sha256 in files else None)
+        scored.rows.append(score_values(s.id, version.id, result))
+        blob = stored_predictions(predictions)
+        if have.get(s.id) != blob:
+            scored.predictions.append({"id": s.id, "predictions": blob})
+
+
+def score_rows(version: GoldVersion, submissions: list[Submission],
+               parent_id: int | None = None) -> Scored:
+    """Score stored submissions against a version (DATA_ERRORS when one cannot be).
+
+    With a parent version: incrementally from its rows where they allow; the others (and
+    all of them without a parent) are read from their files and scored in full.
+    """
+    scored = Scored()
+    rest = (incremental_rows(version, parent_id, submissions, scored) if parent_id is not None
+            else submissions)
+    full_rows(version, rest, scored)
+    if submissions:
+        log.info("version %s: %d rows from the parent's outcomes, %d files read and scored",
+                 version.name, scored.incremental, len(rest))
+    return scored
+
+
+def write_scored(scored: Scored) -> None:
+    """Insert a batch's rows and write the stored predictions that changed (not committed)."""
+    insert_scores(scored.rows)
+    if scored.predictions:
+        # ORM bulk UPDATE by primary key: one executemany.
+        db.session.execute(update(Submission), scored.predictions)
 
 
 def rescore_into(version: GoldVersion, submissions: list[Submission], *,
@@ -258,13 +371,14 @@ def rescore_into(version: GoldVersion, submissions: list[Submission], *,
     """Add the version's scores of stored submissions (not committed).
 
     Incremental: rows on boards the update did not touch are carried over from the parent;
-    only submissions on changed boards have their files read and scored again.
+    on the changed boards only the examples the update changed are evaluated again (from
+    the parent's outcomes and the stored predictions). Full: every file is read and scored.
     """
     parent_id, carried = carriable(version, submissions) if incremental else (None, set())
-    rows = score_rows(version, [s for s in submissions if s.id not in carried])
+    scored = score_rows(version, [s for s in submissions if s.id not in carried], parent_id)
     if parent_id is not None:
         copy_rows(version.id, parent_id, carried)
-    insert_scores(rows)
+    write_scored(scored)
 
 
 def run_batch(batch_id: int) -> bool:
@@ -293,7 +407,7 @@ def run_batch(batch_id: int) -> bool:
         pending = unscored(version, first_id, last_id)
         parent_id, carried = (carriable(version, pending)
                               if job.params.get("incremental", True) else (None, set()))
-        rows = score_rows(version, [s for s in pending if s.id not in carried])
+        scored = score_rows(version, [s for s in pending if s.id not in carried], parent_id)
     except DATA_ERRORS as exc:
         fail(job.id, f"submission file in batch {batch.seq} cannot be scored: "
                      f"{type(exc).__name__}: {exc}")
@@ -302,7 +416,7 @@ def run_batch(batch_id: int) -> bool:
     write_transaction()
     if parent_id is not None:
         copy_rows(version_id, parent_id, carried)
-    insert_scores(rows)
+    write_scored(scored)
     marked = db.session.execute(update(JobBatch).where(
         JobBatch.id == batch_id, JobBatch.done.is_(False)).values(
         done=True, finished_at=utcnow()))

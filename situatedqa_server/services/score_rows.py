@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmark import TRACK_INFO, ScoreResult
+from benchmark import TRACK_INFO, GoldSplit, Predictions, ScoreResult
+from benchmark.incremental import encode_f1, encode_predictions
 
 from ..models import GoldVersion, Score, Submission, utcnow
 
@@ -29,7 +30,12 @@ def score_columns(result: ScoreResult) -> dict[str, Any]:
             "ci": ci, "counts": dict(result.counts),
             "primary_metric": metrics.get(TRACK_INFO[result.track].primary),
             "outcomes": np.asarray(result.outcomes, dtype=np.uint8).tobytes(),
-            "scored_at": utcnow()}
+            "f1": encode_f1(result.f1, result.f1_any), "scored_at": utcnow()}
+
+
+def stored_predictions(predictions: Predictions, inputs: GoldSplit | None = None) -> bytes:
+    """Submission.predictions of a parsed file (inputs: the split it was parsed against)."""
+    return encode_predictions(predictions, inputs)
 
 
 def new_score(submission: Submission, version: GoldVersion, result: ScoreResult) -> Score:

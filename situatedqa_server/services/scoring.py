@@ -25,7 +25,7 @@ from benchmark import (
 from ..extensions import db
 from ..models import GoldVersion, Score, Submission, User, Visibility, utcnow
 from . import audit, blobs, duplicates, gold_store, ladder, quotas, versions
-from .score_rows import new_score
+from .score_rows import new_score, stored_predictions
 
 
 class HiddenSplitError(Exception):
@@ -127,7 +127,8 @@ def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionM
         model_type=meta.model_type, fine_tuned=meta.fine_tuned,
         knowledge_date=meta.knowledge_date, parameter_count=meta.parameter_count,
         visibility=(Visibility.PUBLIC if meta.public else Visibility.PRIVATE).value,
-        published_at=now if meta.public else None, created_at=now)
+        published_at=now if meta.public else None, created_at=now,
+        predictions=stored_predictions(predictions, inputs))
     duplicates.mark(submission, predictions_sha256, earlier)
     db.session.add(submission)
     # Also scored against any version being rescored, so none is missing after its switch;
@@ -141,7 +142,7 @@ def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionM
         quotas.consume(user.team_id, track)
     shown = ladder.decide(submission, row, inputs)  # a withheld submission stays private
     if submission.is_public:
-        audit.record("publish", submission, user)
+        audit.add_now("publish", submission.id, user)
     if before_commit is not None:
         before_commit(submission, shown)
     db.session.commit()

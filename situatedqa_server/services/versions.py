@@ -29,6 +29,7 @@ from benchmark import (
     parse_predictions,
     score,
 )
+from benchmark.incremental import split_digest
 from benchmark.versions import (
     Change,
     apply_update,
@@ -243,9 +244,38 @@ def read_stored(submission: Submission, uploaded_version_id: int | None = None,
 def score_submission(submission: Submission, target: GoldSplit,
                      uploaded_version_id: int | None, data: bytes | None = None) -> ScoreResult:
     """Score one stored submission against a version's gold split."""
+    return read_and_score(submission, target, uploaded_version_id, data)[1]
+
+
+def read_and_score(submission: Submission, target: GoldSplit, uploaded_version_id: int | None,
+                   data: bytes | None = None) -> tuple[Predictions, ScoreResult]:
+    """A stored file's predictions as parsed, and its score against a version's gold split."""
     predictions = read_stored(submission, uploaded_version_id, data)
-    return score(target, realign(predictions, target),
-                 resamples=current_app.config["BOOTSTRAP_RESAMPLES"])
+    return predictions, score(target, realign(predictions, target),
+                              resamples=current_app.config["BOOTSTRAP_RESAMPLES"])
+
+
+#: keys_digest → the key order it names, per process (rescoring asks once per file).
+_keys_of: dict[str, tuple[str, ...]] = {}
+
+
+def keys_named(digest: str, track: str, split: str, *likely: GoldSplit) -> tuple[str, ...] | None:
+    """The inputs' keys whose keys_digest a stored prediction set names (None if no version's).
+
+    The likely splits (a rescore's parent and target) are tried first, then every version's.
+    """
+    found = _keys_of.get(digest)
+    if found is not None:
+        return found
+    for gold in likely:
+        _keys_of.setdefault(split_digest(gold), gold.keys)
+    if digest not in _keys_of:
+        for version in _versions_of_transaction()[0].values():
+            splits = gold_of(version).splits
+            if (track, split) in splits:
+                gold = splits[(track, split)]
+                _keys_of.setdefault(split_digest(gold), gold.keys)
+    return _keys_of.get(digest)
 
 
 def predictions_for(submission: Submission, gold: GoldSplit) -> Predictions:

@@ -113,7 +113,7 @@ def test_crash_halfway_keeps_the_old_version(app: Flask, client: FlaskClient,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     assert build(runner, update_file).exit_code == 0
     before = board(client, "temp", "test")
-    real, calls = versions.score_submission, []
+    real, calls = jobs.score_values, []
 
     def crashing(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
@@ -121,7 +121,8 @@ def test_crash_halfway_keeps_the_old_version(app: Flask, client: FlaskClient,
             raise RuntimeError("worker died")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(versions, "score_submission", crashing)
+    # Every rescored row passes here, incremental or read in full.
+    monkeypatch.setattr(jobs, "score_values", crashing)
     # Leases that pass at once stand in for the minutes after a worker's death.
     app.config.update(RESCORE_BATCH_SIZE=1, JOB_LEASE_SECONDS=0)
     with app.app_context():
@@ -144,7 +145,7 @@ def test_crash_halfway_keeps_the_old_version(app: Flask, client: FlaskClient,
     assert refused.exit_code == 1 and "resumes by itself" in refused.output
 
     # Once the lease passes, a sweep hands the rest out again: partial scores are kept.
-    monkeypatch.setattr(versions, "score_submission", real)
+    monkeypatch.setattr(jobs, "score_values", real)
     assert runner.invoke(args=["jobs", "sweep"]).exit_code == 0
     assert partial_ids <= _score_ids(app, "2023-06")
     assert len(_score_ids(app, "2023-06")) == len(uploads)
@@ -248,20 +249,21 @@ def test_incremental_and_full_rescoring_give_identical_rows(
         app: Flask, runner: FlaskCliRunner, update_file: Path, uploads: dict[str, int],
         monkeypatch: pytest.MonkeyPatch) -> None:
     assert build(runner, update_file).exit_code == 0
-    real, read = versions.score_submission, []
+    real, read = versions.read_and_score, []
 
     def counting(submission: Any, *args: Any, **kwargs: Any) -> Any:
         read.append(submission.track)
         return real(submission, *args, **kwargs)
 
-    monkeypatch.setattr(versions, "score_submission", counting)
+    monkeypatch.setattr(versions, "read_and_score", counting)
     columns = ("submission_id", "gold_version_id", "track", "split", "n", "metrics", "ci",
-               "counts", "primary_metric", "outcomes")
+               "counts", "primary_metric", "outcomes", "f1")
     with app.app_context():
         version = versions.version_named("2023-06", published_only=False)
         assert version is not None
         stored = jobs.unscored(version)
-        full = jobs.score_rows(version, stored)
+        full = jobs.score_rows(version, stored).rows
+        assert len(read) == len(stored)
         read.clear()
         jobs.rescore_into(version, stored, incremental=True)
         db.session.commit()
@@ -271,8 +273,9 @@ def test_incremental_and_full_rescoring_give_identical_rows(
         parent = db.session.get_one(GoldVersion, version.parent_id)
         assert ("geo", "dev") in jobs.unchanged_boards(version, parent)
         assert ("temp", "dev") not in jobs.unchanged_boards(version, parent)
-    # The update touches temp only: the geo upload was carried over, not read again.
-    assert "geo" not in read and set(read) == {"temp"}
+    # The update touches temp only: the geo upload was carried over, and the temp ones were
+    # rescored from their parent rows and stored predictions: no file was read.
+    assert read == []
 
     def key(row: dict[str, Any]) -> tuple[Any, ...]:
         return tuple(sorted((k, repr(bytes(v) if isinstance(v, memoryview) else v))

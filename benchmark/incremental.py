@@ -1,0 +1,262 @@
+"""Incremental rescoring: a parent score's per-example outcomes, re-evaluated where gold changed.
+
+A score is a function of per-example outcomes (benchmark.scoring.result_from_outcomes). An
+example's outcome depends only on its prediction and its own gold (answers, any_answer or
+label), so after a gold update the outcomes of the examples it left alone are the parent
+row's, and only the changed and added ones need their prediction read and evaluated, with
+the very functions score() uses (outcome_codes, lenient_codes) on a split of just those
+examples. Metrics and CIs are then recomputed from the whole outcome vector, so the result
+equals score() on the new gold, bit for bit (tests/benchmark_versions prove it on random
+updates and files).
+
+What a rescore needs besides the parent row is stored at upload time:
+
+* the per-example token F1 (QA), which the outcome codes do not carry: `encode_f1`;
+* the predictions as parsed (texts, or labels and scores), in the order of the inputs they
+  were parsed against, named by the SHA-256 of those inputs' keys: `encode_predictions`.
+  Keys are not stored: they are the inputs' and take three quarters of the bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import weakref
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import msgspec
+import numpy as np
+
+from .formats import Predictions
+from .gold import GoldSplit
+from .metrics import DEFAULT_RESAMPLES, DEFAULT_SEED, BoolArray, FloatArray, IntArray
+from .scoring import LENIENT_SCORED, ScoreResult, lenient_codes, outcome_codes, result_from_outcomes
+
+#: zlib level of the stored blobs: on an upload's path, and level 6 saves only 10% of the
+#: bytes for 2x the time (temp/dev: 12.8 KB in 0.4 ms vs 11.5 KB in 0.9 ms; F1 10x slower).
+ZLIB_LEVEL = 1
+
+
+class StoredPredictions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A parsed prediction set without its keys: those of the inputs named by keys_sha256."""
+
+    keys_sha256: str
+    #: QA: the prediction texts as parsed (not normalized), in the inputs' order.
+    answers: list[str] | None = None
+    #: Identification: the labels (one byte each, 0/1) and the scores (float64) if given.
+    labels: bytes | None = None
+    scores: bytes | None = None
+
+    def label_array(self) -> BoolArray:
+        """The labels as a boolean array (identification)."""
+        return np.frombuffer(self.labels or b"", dtype=np.bool_)
+
+    def score_array(self) -> FloatArray | None:
+        """The scores as a float64 array, None when the file had none."""
+        return None if self.scores is None else np.frombuffer(self.scores, dtype=np.float64)
+
+
+_encoder = msgspec.msgpack.Encoder()
+_decoder = msgspec.msgpack.Decoder(StoredPredictions)
+
+
+def keys_digest(keys: Sequence[str]) -> str:
+    """SHA-256 of a key list in order (keys hold no newline: they are one-line JSON values)."""
+    return hashlib.sha256("\n".join(keys).encode()).hexdigest()
+
+
+_digests: weakref.WeakKeyDictionary[GoldSplit, str] = weakref.WeakKeyDictionary()
+
+
+def split_digest(gold: GoldSplit) -> str:
+    """keys_digest of a gold split's keys, computed once per split object."""
+    digest = _digests.get(gold)
+    if digest is None:
+        digest = _digests[gold] = keys_digest(gold.keys)
+    return digest
+
+
+def encode_predictions(predictions: Predictions, inputs: GoldSplit | None = None) -> bytes:
+    """The stored form of a parsed prediction set (inputs: the split it was parsed against)."""
+    digest = (split_digest(inputs) if inputs is not None and predictions.keys == inputs.keys
+              else keys_digest(predictions.keys))
+    if predictions.answers is not None:
+        stored = StoredPredictions(digest, answers=list(predictions.answers))
+    else:
+        labels = predictions.labels if predictions.labels is not None else np.zeros(0, bool)
+        scores = predictions.scores
+        stored = StoredPredictions(
+            digest, labels=np.ascontiguousarray(labels, dtype=np.bool_).tobytes(),
+            scores=None if scores is None else np.ascontiguousarray(
+                scores, dtype=np.float64).tobytes())
+    return zlib.compress(_encoder.encode(stored), ZLIB_LEVEL)
+
+
+def decode_predictions(data: bytes) -> StoredPredictions:
+    """A stored prediction set (msgspec.ValidationError or zlib.error when corrupt)."""
+    return _decoder.decode(zlib.decompress(data))
+
+
+def encode_f1(f1: FloatArray | None, f1_any: FloatArray | None) -> bytes | None:
+    """The per-example token F1 of a QA score (answers, then any_answer unless equal)."""
+    if f1 is None or f1_any is None:
+        return None
+    parts = [np.ascontiguousarray(f1, dtype=np.float64).tobytes()]
+    if not np.array_equal(f1, f1_any):
+        parts.append(np.ascontiguousarray(f1_any, dtype=np.float64).tobytes())
+    return zlib.compress(b"".join(parts), ZLIB_LEVEL)
+
+
+def decode_f1(data: bytes, n: int) -> tuple[FloatArray, FloatArray] | None:
+    """(f1, f1_any) of n examples from encode_f1's bytes; None when they are not n long."""
+    raw = np.frombuffer(zlib.decompress(data), dtype=np.float64)
+    if raw.size == n:
+        return raw, raw
+    if raw.size == 2 * n:
+        return raw[:n], raw[n:]
+    return None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How a parent split's per-example outcomes carry over to a new split of the same board."""
+
+    new: GoldSplit
+    #: Per new example: its position in the parent split, or -1 where it is re-evaluated.
+    take: IntArray
+    #: New positions re-evaluated: examples added, or whose gold differs from the parent's.
+    changed: IntArray
+    #: The re-evaluated examples as a split of their own (outcomes are per example).
+    probe: GoldSplit
+    #: The parent split's length (a parent row of another length cannot be used).
+    parent_size: int
+
+
+_plans: dict[tuple[int, int], tuple[GoldSplit, GoldSplit, Plan]] = {}
+_lock = threading.Lock()
+
+
+def plan(parent: GoldSplit, new: GoldSplit) -> Plan:
+    """The carry-over plan from a parent split to a new one, built once per pair of splits."""
+    if (parent.track, parent.split) != (new.track, new.split):
+        raise ValueError(f"{parent.track}/{parent.split} is not {new.track}/{new.split}")
+    with _lock:
+        found = _plans.get((id(parent), id(new)))
+        if found is not None and found[0] is parent and found[1] is new:
+            return found[2]
+    take = np.full(len(new), -1, dtype=np.int64)
+    for position, example in enumerate(new.examples):
+        before = parent.index.get(example.key)
+        # The whole example compared: an outcome needs only the answers (or label), so this
+        # re-evaluates at most a few examples more than needed (e.g. a changed question).
+        if before is not None and parent.examples[before] == example:
+            take[position] = before
+    changed = np.flatnonzero(take < 0)
+    made = Plan(new=new, take=take, changed=changed,
+                probe=GoldSplit(new.track, new.split, [new.examples[i] for i in changed]),
+                parent_size=len(parent))
+    with _lock:
+        # Keyed by id, holding both splits so that an id is never reused while cached.
+        _plans[(id(parent), id(new))] = (parent, new, made)
+    return made
+
+
+@dataclass(frozen=True)
+class _Sources:
+    """Where a plan's examples are in one stored key order."""
+
+    #: Per re-evaluated example: its position in the stored predictions, -1 if absent.
+    changed: IntArray
+    #: Per new example: its position in the stored predictions, -1 if absent (AUC scores).
+    every: IntArray
+
+
+_sources: dict[tuple[int, str], tuple[Plan, _Sources]] = {}
+
+
+def _sources_of(made: Plan, keys: Sequence[str], digest: str) -> _Sources:
+    """The stored positions of a plan's examples for one key order, once per (plan, keys)."""
+    with _lock:
+        found = _sources.get((id(made), digest))
+        if found is not None and found[0] is made:
+            return found[1]
+    position = {key: i for i, key in enumerate(keys)}
+    every = np.array([position.get(key, -1) for key in made.new.keys], dtype=np.int64)
+    sources = _Sources(changed=every[made.changed], every=every)
+    with _lock:
+        _sources[(id(made), digest)] = (made, sources)
+    return sources
+
+
+def _probe_predictions(made: Plan, stored: StoredPredictions, where: IntArray) -> Predictions:
+    """The stored predictions of the re-evaluated examples, filled as realign() fills them."""
+    probe = made.probe
+    if not probe.is_identification:
+        answers = stored.answers or []
+        # An example the file lacks (added after it was made) gets the empty answer: wrong.
+        texts = tuple(answers[j] if j >= 0 else "" for j in where.tolist())
+        return Predictions(probe.track, probe.split, "stored", answers=texts, keys=probe.keys)
+    labels = stored.label_array()
+    missing_label = ~probe.labels  # an absent label is the wrong one
+    found = where >= 0
+    chosen = np.where(found, labels[np.where(found, where, 0)] if labels.size else False,
+                      missing_label)
+    return Predictions(probe.track, probe.split, "stored", labels=chosen.astype(np.bool_),
+                       keys=probe.keys)
+
+
+def _scores_of(made: Plan, stored: StoredPredictions, every: IntArray) -> FloatArray | None:
+    """The identification scores in new gold order, filled as realign() fills them."""
+    scores = stored.score_array()
+    if scores is None:
+        return None
+    # An absent example gets the worst score for its label: 0 for a positive, 1 for a negative.
+    fill = np.where(made.new.labels, 0.0, 1.0)
+    found = every >= 0
+    return np.where(found, scores[np.where(found, every, 0)] if scores.size else 0.0, fill)
+
+
+def rescore(
+    parent: GoldSplit,
+    new: GoldSplit,
+    parent_outcomes: IntArray,
+    stored: StoredPredictions,
+    keys: Sequence[str],
+    parent_f1: tuple[FloatArray, FloatArray] | None = None,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> ScoreResult:
+    """score() on the new split, from a parent score's outcomes and the stored predictions.
+
+    parent_outcomes (and parent_f1, for QA) are the parent row's, in parent gold order;
+    `keys` are those of the inputs the predictions were stored against (stored.keys_sha256).
+    Raises ValueError when the parent row cannot be used (another length, a QA row scored
+    before the lenient metrics, no F1): the caller scores the file in full instead.
+    """
+    made = plan(parent, new)
+    codes = np.asarray(parent_outcomes, dtype=np.int64)
+    if codes.shape != (made.parent_size,):
+        raise ValueError(f"the parent row has {codes.size} outcomes, its gold "
+                         f"{made.parent_size}")
+    if len(keys) != len(stored.answers if stored.answers is not None else stored.label_array()):
+        raise ValueError("the stored predictions do not match their keys")
+    sources = _sources_of(made, keys, stored.keys_sha256)
+    take = np.where(made.take >= 0, made.take, 0)
+    outcomes = codes[take]
+    probe = _probe_predictions(made, stored, sources.changed)
+    probe_codes = outcome_codes(made.probe, probe)
+    if new.is_identification:
+        outcomes[made.changed] = probe_codes
+        return result_from_outcomes(new, outcomes, scores=_scores_of(made, stored, sources.every),
+                                    resamples=resamples, seed=seed)
+    if parent_f1 is None or not (codes.size == 0 or bool(np.all(codes & LENIENT_SCORED))):
+        raise ValueError("the parent row carries no lenient outcomes")
+    probe_codes, probe_f1, probe_f1_any = lenient_codes(made.probe, probe, probe_codes)
+    outcomes[made.changed] = probe_codes
+    f1, f1_any = parent_f1[0][take], parent_f1[1][take]
+    f1[made.changed] = probe_f1
+    f1_any[made.changed] = probe_f1_any
+    return result_from_outcomes(new, outcomes, f1, f1_any, resamples=resamples, seed=seed)
