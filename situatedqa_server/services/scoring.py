@@ -142,7 +142,7 @@ def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionM
         quotas.consume(user.team_id, track)
     shown = ladder.decide(submission, row, inputs)  # a withheld submission stays private
     if submission.is_public:
-        audit.add_now("publish", submission.id, user)
+        audit.record("publish", submission, user)
     if before_commit is not None:
         before_commit(submission, shown)
     db.session.commit()
