@@ -475,3 +475,21 @@ def test_each_damage_to_an_identification_file(damage: str) -> None:
     lines = [json.dumps({"id": e.id, "label": bool(e.label), "score": 0.25}) for e in ID_GOLD]
     lines[2] = ID_DAMAGE[damage](lines[2])
     check_id_agreement(("\n".join(lines) + "\n").encode(), ID_GOLD)
+
+
+def test_records_naming_an_example_whose_key_they_do_not_make() -> None:
+    """A gold example whose key is not its id and context joined: the fast path (which names
+    official records by id and context) gives way and the exact parser decides, in gold
+    order or not."""
+    odd = GoldSplit("temp", "test", [temp_example(1, "2019", "orig", ("a",)),
+                                     Example(key="2|2010|start|x", id=2, question="q?",
+                                             context={"date": "2010", "date_type": "start"},
+                                             answers=("b",), any_answers=("b",),
+                                             partitions=("start",))])
+    for order in ([0, 1], [1, 0]):
+        raw = write_file(odd, ["a", "b"], "official", order, True, "\n")
+        assert fast_answers(raw, odd) is None
+        check_agreement(raw, odd)
+    for order in ([0, 1, 2], [2, 1, 0]):
+        raw = write_file(THREE, ["a", "b", "c"], "official", order, True, "\n")
+        assert fast_answers(raw, THREE) == ("jsonl", ("a", "b", "c"))
