@@ -191,24 +191,29 @@ def _lenient_values(gold: GoldSplit, outcomes: IntArray, f1: FloatArray, f1_any:
     """em_equiv and token F1 on EM's partitions, with bootstrap CIs (see metrics.py).
 
     Where a lenient metric's per-example values equal EM's on its partition, it is EM's
-    metric (same data, same bootstrap distribution), so EM's value and CI are reused.
+    metric (same data, same bootstrap distribution), so EM's value and CI are reused. The
+    test is one whole-array comparison per family (where the values differ from EM's), then
+    per metric whether its partition holds any such example: np.array_equal of the two
+    partitions, without building them.
     """
     correct, correct_any = (outcomes & CORRECT) > 0, (outcomes & CORRECT_ANY) > 0
     equiv: BoolArray = (outcomes & CORRECT_EQUIV) > 0
     equiv_any: BoolArray = (outcomes & CORRECT_EQUIV_ANY) > 0
+    family_values: dict[str, tuple[Any, Any]] = {
+        "em_equiv": (equiv, equiv_any), "f1": (f1, f1_any)}
+    differs: dict[str, tuple[BoolArray, BoolArray]] = {
+        family: (values != correct, values_any != correct_any)
+        for family, (values, values_any) in family_values.items()}
     values: dict[str, MetricValue] = {}
     for name in track_info(gold.track).lenient_metrics:
         family = lenient_family(name) or ""
         em_name = "em" + name.removeprefix(family)
-        em_part = _partition_of(gold, em_name, correct, correct_any)
-        if family == "em_equiv":
-            part = _partition_of(gold, name, equiv, equiv_any)
-            values[name] = paper[em_name] if np.array_equal(part, em_part) else binary_metric(
-                part, name=name, seed=seed, resamples=resamples)
-        else:
-            scores = _partition_of(gold, name, f1, f1_any)
-            values[name] = paper[em_name] if np.array_equal(scores, em_part) else mean_metric(
-                scores, name=name, seed=seed, resamples=resamples)
+        if not _partition_of(gold, name, *differs[family]).any():
+            values[name] = paper[em_name]
+            continue
+        part = _partition_of(gold, name, *family_values[family])
+        values[name] = (binary_metric if family == "em_equiv" else mean_metric)(
+            part, name=name, seed=seed, resamples=resamples)
     return values
 
 
