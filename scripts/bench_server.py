@@ -69,8 +69,11 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def server_env(database_url: str, schema: str, workdir: Path, release: str) -> dict[str, str]:
-    """The server's environment: a private schema, quotas and upload limits out of the way."""
-    return {**os.environ, "DATABASE_URL": f"{database_url}?options=-csearch_path%3D{schema}",
+    """The server's environment: a private schema, quotas and upload limits out of the way;
+    its PostgreSQL sessions are named by the schema (application_name), so that their CPU
+    can be read apart from other clients'."""
+    return {**os.environ, "DATABASE_URL": (f"{database_url}?options=-csearch_path%3D{schema}"
+                                           f"&application_name={schema}"),
             "SECRET_KEY": secrets.token_hex(32), "SITUATEDQA_CACHE_DIR": str(workdir / "cache"),
             "SITUATEDQA_DATA": release, "SITUATEDQA_TEST_DAILY_QUOTA": "100000",
             "SITUATEDQA_TEST_TOTAL_QUOTA": "100000",
@@ -198,6 +201,55 @@ def worker_rss(master_pid: int) -> list[int]:
     return sizes
 
 
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user and system, all threads) a process has used so far; 0 once gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except FileNotFoundError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def database_backends(url: str, schema: str) -> list[int]:
+    """Process ids of the server's PostgreSQL sessions (named by the schema)."""
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as connection:
+            return list(connection.execute(sa.text(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = :name"),
+                {"name": schema}).scalars())
+    finally:
+        engine.dispose()
+
+
+class CpuMeter:
+    """CPU used by the gunicorn workers, the server's PostgreSQL sessions (this host only)
+    and this script between start() and stop(): what the latency of N clients on a few
+    cores is made of, and, unlike wall time, not inflated by other load on the machine."""
+
+    def __init__(self, url: str, schema: str, master_pid: int) -> None:
+        self.url, self.schema, self.master_pid = url, schema, master_pid
+        self.before: dict[str, dict[int, float]] = {}
+
+    def _read(self) -> dict[str, dict[int, float]]:
+        workers = Path(f"/proc/{self.master_pid}/task/{self.master_pid}/children").read_text()
+        return {"server": {int(p): process_cpu(int(p)) for p in workers.split()},
+                "postgres": {p: process_cpu(p) for p in database_backends(self.url,
+                                                                         self.schema)},
+                "client": {0: time.process_time()}}
+
+    def start(self) -> None:
+        """Read every counter."""
+        self.before = self._read()
+
+    def stop(self, uploads: int) -> dict[str, float]:
+        """CPU milliseconds per upload since start(), by part."""
+        after = self._read()
+        return {part: 1000 * sum(value - self.before[part].get(pid, 0.0)
+                                 for pid, value in values.items()) / uploads
+                for part, values in after.items()}
+
+
 def timed_get(session: requests.Session, url: str, runs: int) -> list[float]:
     """Latencies in ms of `runs` sequential GETs (each must answer 200)."""
     latencies = []
@@ -264,12 +316,17 @@ def main() -> None:
 
             for number in range(warm):  # every worker thread parses and scores once first
                 upload(number)
+            meter = CpuMeter(args.database_url, schema, server.pid)
+            meter.start()
             single = [upload(warm + number) for number in range(args.single)]
+            cpu_single = meter.stop(args.single)
             first = warm + args.single
+            meter.start()
             started = time.perf_counter()
             with ThreadPoolExecutor(max_workers=args.clients) as pool:
                 uploads = list(pool.map(upload, range(first, first + args.clients * args.uploads)))
             rate = len(uploads) / (time.perf_counter() - started)
+            cpu_many = meter.stop(len(uploads))
 
             bulk_insert(args.database_url, schema, args.track, "test", args.bulk)
             session = requests.Session()
@@ -296,6 +353,9 @@ def main() -> None:
           f"{args.track}/test, {total} entries on the board at the end; "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {load:.1f}")
     print(f"{args.clients} clients: {rate:.1f} uploads/s")
+    for name, used in (("1 client", cpu_single), (f"{args.clients} clients", cpu_many)):
+        print(f"CPU per upload, {name}: gunicorn workers {used['server']:.1f} ms, PostgreSQL "
+              f"{used['postgres']:.1f} ms, this benchmark's clients {used['client']:.1f} ms")
     print("| measure | n | p50 ms | p99 ms |")
     print("|---|---|---|---|")
     for name, values in (("upload-to-ranked (1 client)", single),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from sqlalchemy import insert
+
 from ..extensions import db
 from ..models import AuditLog, Submission, User
 
@@ -25,3 +27,15 @@ def record_event(action: str, target_type: str, target_id: int | None, actor: Us
                      target_type=target_type, target_id=target_id, reason=reason)
     db.session.add(entry)
     return entry
+
+
+#: add_now()'s insert, built once (created_at and reason take the columns' defaults).
+_INSERT = insert(AuditLog.__table__)  # type: ignore[arg-type]  # a Table, typed as FromClause
+
+
+def add_now(action: str, submission_id: int, actor: User) -> None:
+    """Insert an entry about a submission now, in the current transaction, without the ORM
+    (the upload path: a flush of one more object cost about 0.5 ms there)."""
+    db.session.execute(_INSERT, {"actor_id": actor.id, "actor": actor.username,
+                                 "action": action, "target_type": "submission",
+                                 "target_id": submission_id})

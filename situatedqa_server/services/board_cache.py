@@ -73,6 +73,12 @@ def _pending(session: Session) -> set[tuple[str, str]]:
     return changed
 
 
+def changed(session: Session, boards: Iterable[tuple[str, str]]) -> None:
+    """Note boards changed by a statement the session's events do not see (one run on its
+    connection): their stamps are bumped before the commit like the others."""
+    _pending(session).update(boards)
+
+
 @event.listens_for(Session, "after_flush")
 def _collect_flush(session: Session, _context: UOWTransaction) -> None:
     """Note the boards of the rows this flush inserted, updated or deleted."""

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import select
+from sqlalchemy import Insert, insert, inspect, select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import make_transient_to_detached
+from sqlalchemy.orm.attributes import set_committed_value
 
 from benchmark import (
     HIDDEN_SPLIT,
@@ -24,7 +27,7 @@ from benchmark import (
 
 from ..extensions import db
 from ..models import GoldVersion, Score, Submission, User, Visibility, utcnow
-from . import audit, blobs, duplicates, gold_store, ladder, quotas, versions
+from . import audit, blobs, board_cache, duplicates, gold_store, ladder, quotas, versions
 from .score_rows import new_score, stored_predictions
 
 
@@ -130,7 +133,7 @@ def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionM
         published_at=now if meta.public else None, created_at=now,
         predictions=stored_predictions(predictions, inputs))
     duplicates.mark(submission, predictions_sha256, earlier)
-    db.session.add(submission)
+    _store(submission)
     # Also scored against any version being rescored, so none is missing after its switch;
     # GoldUnavailable (no active version) is raised here, before any quota is spent.
     row = versions.upload_scores(submission, predictions, inputs, result)
@@ -142,11 +145,42 @@ def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionM
         quotas.consume(user.team_id, track)
     shown = ladder.decide(submission, row, inputs)  # a withheld submission stays private
     if submission.is_public:
-        audit.record("publish", submission, user)
+        audit.add_now("publish", submission.id, user)
     if before_commit is not None:
         before_commit(submission, shown)
     db.session.commit()
     return submission, shown
+
+
+@functools.cache
+def _insert_statement(given: frozenset[str]) -> Insert:
+    """INSERT of a submission with the given columns; RETURNING the id and the columns
+    whose defaults the statement fills (built once per set of columns)."""
+    table = Submission.__table__
+    return insert(table).returning(  # type: ignore[arg-type]  # a Table, typed as FromClause
+        *[column for column in table.columns if column.key not in given])
+
+
+def _store(submission: Submission) -> None:
+    """INSERT a new (transient) submission now and add it to the session as persistent.
+
+    What a flush of it would do, at about half the CPU: one prebuilt Core statement instead
+    of the ORM's unit of work. It runs on the session's connection, not through
+    Session.execute, which would count a bulk insert as a change to every board; the board
+    it changes is noted for the stamp bump instead. Its scores, the Ladder's decision and
+    the rest of the upload then use it like any loaded submission.
+    """
+    mapper = inspect(Submission)
+    state = inspect(submission)
+    values = {prop.columns[0].key: state.dict[prop.key] for prop in mapper.column_attrs
+              if prop.key in state.dict}
+    row = db.session.connection().execute(_insert_statement(frozenset(values)), values).one()
+    for key, value in row._mapping.items():
+        set_committed_value(submission, mapper.get_property_by_column(
+            Submission.__table__.c[key]).key, value)
+    make_transient_to_detached(submission)
+    db.session.add(submission)
+    board_cache.changed(db.session(), {(submission.track, submission.split)})
 
 
 def shown_id(submission: Submission) -> int:
