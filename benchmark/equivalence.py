@@ -428,37 +428,38 @@ def lenient_outcomes(
     matched: dict[tuple[int, str], bool] = {}
     for i in wrong[kinds_of[wrong] > 0].tolist():
         text = predictions[i]
+        years = years_of[i]
+        # A date or range matches only a prediction holding one of its years (tested first,
+        # uncached: a few substring searches cost less than the cache's lookup).
+        if years is not None and not any(map(text.__contains__, years)):
+            continue
         pair = (group[i], text)
         hit = matched.get(pair)
         if hit is None:
-            years = years_of[i]
-            # A date or range matches only a prediction holding one of its years.
-            hit = years is None or any(map(text.__contains__, years))
-            if hit:
-                keys = forms.known.get(text)
+            keys = forms.known.get(text)
+            if keys is None:
+                entry = (text, int(kinds_of[i]))
+                keys = key_cache.get(entry)
                 if keys is None:
-                    entry = (text, int(kinds_of[i]))
-                    keys = key_cache.get(entry)
-                    if keys is None:
-                        keys = key_cache[entry] = prediction_keys(*entry)
-                hit = not gold_keys_of[i].isdisjoint(keys)
-            matched[pair] = hit
+                    keys = key_cache[entry] = prediction_keys(*entry)
+            hit = matched[pair] = not gold_keys_of[i].isdisjoint(keys)
         if hit:
             equiv[i] = True
-    # Token F1: once per (gold set, normalized prediction); 0 without a shared token.
+    # Token F1: 0 without a shared token (an empty gold bag needs an empty prediction), as
+    # most wrong predictions are: tested first, uncached (most pairs are distinct); then
+    # counted once per (gold set, normalized prediction).
     vocab, bags = forms.vocab, forms.bags
     scores: dict[tuple[int, str], float] = {}
     for i in wrong.tolist():
-        pair = (group[i], normalized[i])
+        text = normalized[i]
+        words = text.split()
+        if words and vocab[i].isdisjoint(words):
+            continue
+        pair = (group[i], text)
         value = scores.get(pair)
         if value is None:
-            words = pair[1].split()
-            if words and vocab[i].isdisjoint(words):
-                value = 0.0  # (an empty gold bag needs an empty prediction)
-            else:
-                value = max((token_f1(words, bag, length) for bag, length in bags[i]),
-                            default=0.0)
-            scores[pair] = value
+            value = scores[pair] = max(
+                (token_f1(words, bag, length) for bag, length in bags[i]), default=0.0)
         if value:
             f1[i] = value
     return equiv, f1
