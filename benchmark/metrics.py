@@ -441,11 +441,24 @@ def mean_metric(scores: FloatArray, *, name: str, seed: int, resamples: int) -> 
     if resamples <= 0:
         return MetricValue(value, None, n)
     positive = scores[scores > 0]
+    size = positive.size
+    # The mean and standard deviation as ndarray.mean / .std compute them (one pairwise sum
+    # each, then a division; the std from the squared deviations), without their overhead.
+    mean = float(np.add.reduce(positive)) / size if size else 0.0
+    spread = 0.0
+    if size:
+        deviations = positive - mean
+        np.multiply(deviations, deviations, out=deviations)
+        spread = math.sqrt(float(np.add.reduce(deviations)) / size)
     rng = rng_for(seed, name)
-    counts = rng.binomial(n, positive.size / n, size=resamples).astype(np.float64)
-    totals = counts * (float(positive.mean()) if positive.size else 0.0)
-    spread = float(positive.std()) if positive.size else 0.0
+    counts = rng.binomial(n, size / n, size=resamples).astype(np.float64)
+    totals = counts * mean
     if spread > 0:
-        totals += rng.standard_normal(resamples) * np.sqrt(counts) * spread
+        noise = rng.standard_normal(resamples)
+        np.multiply(noise, np.sqrt(counts), out=noise)
+        noise *= spread
+        totals += noise
         np.clip(totals, 0.0, counts, out=totals)
-    return MetricValue(value, fast_interval(100.0 * totals / n), n)
+    totals *= 100.0
+    totals /= n
+    return MetricValue(value, fast_interval(totals), n)
