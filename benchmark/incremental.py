@@ -244,8 +244,10 @@ def rescore(
     if len(keys) != len(stored.answers if stored.answers is not None else stored.label_array()):
         raise ValueError("the stored predictions do not match their keys")
     sources = _sources_of(made, keys, stored.keys_sha256)
-    take = np.where(made.take >= 0, made.take, 0)
-    outcomes = codes[take]
+    # Positions re-evaluated take a placeholder (position 0) that is overwritten below; a
+    # parent split with no examples left has none to take, and every position is re-evaluated.
+    take = np.where(made.take >= 0, made.take, 0) if codes.size else None
+    outcomes = codes[take] if take is not None else np.zeros(len(new), dtype=np.int64)
     probe = _probe_predictions(made, stored, sources.changed)
     probe_codes = outcome_codes(made.probe, probe)
     if new.is_identification:
@@ -256,7 +258,8 @@ def rescore(
         raise ValueError("the parent row carries no lenient outcomes")
     probe_codes, probe_f1, probe_f1_any = lenient_codes(made.probe, probe, probe_codes)
     outcomes[made.changed] = probe_codes
-    f1, f1_any = parent_f1[0][take], parent_f1[1][take]
+    f1, f1_any = ((parent_f1[0][take], parent_f1[1][take]) if take is not None
+                  else (np.zeros(len(new)), np.zeros(len(new))))
     f1[made.changed] = probe_f1
     f1_any[made.changed] = probe_f1_any
     return result_from_outcomes(new, outcomes, f1, f1_any, resamples=resamples, seed=seed)

@@ -237,7 +237,11 @@ def main() -> None:
                  str(args.concurrency), "--loglevel", "INFO"],
                 env=env, cwd=ROOT, stdout=log_file, stderr=subprocess.STDOUT,
                 start_new_session=True)
-        time.sleep(5)  # the worker connects to its broker
+        # The worker parses the active gold, forks its pool and connects to its broker.
+        deadline = time.monotonic() + 120
+        while " ready." not in log_path.read_text() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        time.sleep(1)
         incremental, job_a = activate(app, env, names[0], full=False)
         from_parent_a, read_a = batch_counts(log_path, names[0])
         full, job_b = activate(app, env, names[1], full=True)

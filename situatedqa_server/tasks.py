@@ -24,7 +24,7 @@ from kombu.transport.sqlalchemy import Transport as SqlaTransport
 
 from .extensions import db
 from .models import JobBatch
-from .services import baselines, jobs
+from .services import baselines, gold_store, jobs
 
 log = logging.getLogger(__name__)
 TASK_NAMES = {"batch": "situatedqa.run_batch", "finish": "situatedqa.finish",
@@ -150,6 +150,16 @@ def run_worker(app: Flask, concurrency: int, loglevel: str) -> None:
     def _stop_sweeping(**_: Any) -> None:
         stop.set()
 
+    # The gold is parsed here, before the pool forks: its processes share it, so a rescore's
+    # first batches do not each parse the active version (~1 s) while the job waits.
+    with app.app_context():
+        try:
+            gold_store.warm_up()
+        except gold_store.GoldUnavailable:
+            log.info("no active gold version yet: the worker parses it on first use")
+        finally:
+            db.session.remove()
+            db.engine.dispose()
     celery.worker_main(["worker", f"--loglevel={loglevel}", f"--concurrency={concurrency}",
                         "--pool=prefork", f"--hostname=situatedqa-{os.getpid()}@%h",
                         "--without-gossip", "--without-mingle", "--queues=situatedqa"])

@@ -186,3 +186,14 @@ def test_f1_of_tracks_without_any_answer_is_stored_once() -> None:
     two = inc.encode_f1(values, np.array([1.0, 1.0, 1.0]))
     assert two is not None and (got := inc.decode_f1(two, 3)) is not None
     assert got[1].tolist() == [1.0, 1.0, 1.0]
+
+
+def test_a_parent_with_every_example_retired() -> None:
+    inputs = GoldSplit("temp", "dev", [qa_example(0, "temp", ("2019",), (), "sampled")])
+    parent = GoldSplit("temp", "dev", [])
+    new = GoldSplit("temp", "dev", [qa_example(0, "temp", ("2019",), (), "sampled"),
+                                    qa_example(1, "temp", ("3",), ("three",), "start")])
+    predictions = Predictions("temp", "dev", "jsonl", answers=("2019",), keys=inputs.keys)
+    result = incremental_result(inputs, parent, new, predictions)
+    same(result, score(new, realign(predictions, new), resamples=RESAMPLES))
+    assert result.metrics["em"] == 50.0

@@ -221,3 +221,17 @@ def test_a_job_rescores_incrementally_and_activates(
     assert read == []
     response = client.get("/api/v1/leaderboards/temp-id?split=dev")
     assert response.status_code == 200 and response.json["gold_version"] == "2023-06"
+
+
+def test_batches_count_carried_rows_as_cheap(app: Flask, runner: FlaskCliRunner,
+                                             update_file: Path,
+                                             more_uploads: dict[str, int]) -> None:
+    app.config.update(RESCORE_BATCH_SIZE=1)
+    with app.app_context():
+        version = build(runner, update_file)
+        full = jobs.start_activation(version, None, incremental=False)
+        assert [b.size for b in full.batches] == [1] * len(more_uploads)
+        incremental = jobs.start_activation(version, None, restart=True)
+        # geo/dev (the 4th upload) is only copied: it shares a batch with the next upload.
+        assert [b.size for b in incremental.batches] == [1, 1, 1, 2] + [1] * 4
+        assert sum(b.size for b in incremental.batches) == len(more_uploads)
