@@ -4,15 +4,27 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+from typing import Any
 
 import pytest
+from flask import Flask
+from flask.testing import FlaskCliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sqlalchemy import inspect, select
 
 from benchmark import GoldSet, Predictions, equivalence, score
 from benchmark.normalize import normalize_many
 from benchmark.scoring import warm_lenient
-from situatedqa_server.services import duplicates
+from situatedqa_server.extensions import db
+from situatedqa_server.models import AuditLog, BoardStamp, Score, Submission, User
+from situatedqa_server.services import blobs, duplicates, scoring
+
+from .conftest import new_token, prediction_file, register
 
 #: Any text, lone surrogates and control characters included.
 TEXT = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF), max_size=30)
@@ -57,3 +69,98 @@ def test_warm_lenient_builds_what_scoring_reads(release_gold: GoldSet,
     predictions = Predictions(track="temp", split="dev", format="jsonl", answers=answers)
     result = score(gold, predictions, resamples=0)
     assert result.metrics["em_any"] == 100.0 and result.metrics["em_equiv_any"] == 100.0
+
+
+# --- the upload's own statements: what a flush would have stored, on both databases ---------
+
+
+def _stamps() -> dict[tuple[str, str], int]:
+    """Every board's generation."""
+    return {(track, split): generation for track, split, generation in db.session.execute(
+        select(BoardStamp.track, BoardStamp.split, BoardStamp.generation))}
+
+
+def test_the_stored_submission_is_the_row_read_back(app: Flask, release_gold: GoldSet) -> None:
+    """The Core insert leaves the object as a flush would: every column loaded (no read
+    later), equal to the row as stored, defaults included; only its board's stamp moves."""
+    client = app.test_client()
+    register(client, "alice")
+    new_token(client)
+    gold = release_gold.get("geo", "dev")
+    with app.app_context():
+        user = db.session.scalars(select(User).where(User.username == "alice")).one()
+        before = _stamps()
+        meta = scoring.SubmissionMeta(method_name="core insert", public=True,
+                                      paper_url="https://example.org/paper")
+        columns = {prop.key for prop in inspect(Submission).column_attrs}
+        seen: dict[str, Any] = {}
+
+        def before_commit(submission: Submission, shown: Score) -> None:
+            # What the response is built from, just before the commit expires everything.
+            state = inspect(submission)
+            seen.update(persistent=state.persistent, shown=shown.submission_id,
+                        missing=(state.unloaded | state.expired_attributes) & columns,
+                        own={key: getattr(submission, key) for key in columns})
+
+        scoring.submit(user, "geo", "dev", prediction_file(gold, 700), "predictions.jsonl",
+                       meta, before_commit)
+        after = _stamps()
+    assert seen["persistent"] and seen["missing"] == set()
+    own = seen["own"]
+    assert seen["shown"] == own["id"]
+    with app.app_context():
+        stored = db.session.execute(select(Submission.__table__).where(
+            Submission.id == own["id"])).one()._asdict()
+        audit = db.session.scalars(select(AuditLog).where(AuditLog.target_id == own["id"])).one()
+    assert own == {inspect(Submission).get_property_by_column(column).key: stored[column.key]
+                   for column in Submission.__table__.columns}
+    assert stored["hidden"] is False and stored["is_baseline"] is False
+    assert stored["visibility"] == "public" and stored["deleted_at"] is None
+    assert (audit.action, audit.actor, audit.target_type) == ("publish", "alice", "submission")
+    assert after[("geo", "dev")] == before.get(("geo", "dev"), 0) + 1
+    assert {board: n for board, n in after.items() if board != ("geo", "dev")} == {
+        board: n for board, n in before.items() if board != ("geo", "dev")}
+
+
+# --- stored files: ISA-L writes zlib streams ------------------------------------------------
+
+
+@settings(max_examples=50, deadline=None)
+@given(data=st.binary(max_size=5000), level=st.sampled_from([1, 6]))
+def test_stored_files_are_zlib_streams(data: bytes, level: int) -> None:
+    """Either library reads what the other wrote, so rows stored before ISA-L stay readable."""
+    assert zlib.decompress(blobs.compress(data, level)) == data
+    assert blobs.decompress(zlib.compress(data, level)) == data
+
+
+def test_a_damaged_stored_file_raises_zlib_error() -> None:
+    with pytest.raises(zlib.error):
+        blobs.decompress(zlib.compress(b"some predictions")[:-3] + b"\x00\x01\x02")
+
+
+# --- migrations without Alembic in the web workers -----------------------------------------
+
+
+def test_the_web_app_does_not_import_alembic(tmp_path: Path) -> None:
+    """Alembic and Mako are imported by a migration, not by building the app (~11 MiB)."""
+    code = ("import sys\nfrom situatedqa_server import create_app\n"
+            f"app = create_app({{'INSTANCE_DIR': {str(tmp_path)!r}, 'SECRET_KEY': 'k'}})\n"
+            "print(sorted(m for m in ('alembic', 'flask_migrate', 'mako') if m in sys.modules))\n"
+            "app.extensions['migrate'].migrate\n"
+            "print(sorted(m for m in ('alembic', 'flask_migrate') if m in sys.modules))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True, cwd=tmp_path)
+    assert result.stdout.split("\n")[:2] == ["[]", "['alembic', 'flask_migrate']"]
+
+
+def test_flask_db_runs_flask_migrate(runner: FlaskCliRunner) -> None:
+    """`flask db …` parses its options and runs Flask-Migrate's commands, imported then."""
+    # Alembic prints to the sys.stdout of its import, not the runner's: exit codes say it.
+    assert runner.invoke(args=["db", "heads"]).exit_code == 0
+    # -x is an option of Flask-Migrate's group only: an unknown option would exit with 2.
+    current = runner.invoke(args=["db", "-x", "unused=1", "current"])
+    assert current.exit_code == 0, current.output
+    assert runner.invoke(args=["db", "--bogus", "current"]).exit_code == 2
+    assert "Perform database migrations." in runner.invoke(args=["--help"]).output
+    listing = runner.invoke(args=["db", "--help"]).output
+    assert "upgrade" in listing and "downgrade" in listing
