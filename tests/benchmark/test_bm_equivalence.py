@@ -241,6 +241,83 @@ def test_lenient_holds_wherever_em_holds(case: tuple[GoldSplit, list[str]]) -> N
             assert codes[position] & CORRECT_EQUIV
 
 
+def plain_f1(prediction: str, gold: str) -> float:
+    """SQuAD token F1 written out: Counter intersection of the normalized tokens."""
+    pred, ref = normalize_answer(prediction).split(), normalize_answer(gold).split()
+    if not pred or not ref:
+        return float(pred == ref)
+    common = sum((Counter(pred) & Counter(ref)).values())
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(pred), common / len(ref)
+    return 2 * precision * recall / (precision + recall)
+
+
+def plain_equiv(prediction: str, gold: str) -> bool:
+    """em_equiv of one pair by its definition: EM, or their match keys meet (no shortcut)."""
+    return (normalize_answer(prediction) == normalize_answer(gold)
+            or not gold_keys(gold).isdisjoint(prediction_keys(prediction)))
+
+
+def plain_lenient_metrics(gold: GoldSplit, predictions: list[str]) -> dict[str, float | None]:
+    """Every lenient metric of a temp split, one example and one gold answer at a time."""
+    rows = []
+    for example, prediction in zip(gold.examples, predictions, strict=True):
+        every = example.any_answers or example.answers
+        rows.append((example.partitions,
+                     {"em_equiv": any(plain_equiv(prediction, a) for a in example.answers),
+                      "em_equiv_any": any(plain_equiv(prediction, a) for a in every),
+                      "f1": max(plain_f1(prediction, a) for a in example.answers),
+                      "f1_any": max(plain_f1(prediction, a) for a in every)}))
+    metrics: dict[str, float | None] = {}
+    for family in ("em_equiv", "f1"):
+        for suffix in ("", "_static", "_sampled", "_start", "_any"):
+            key = family + ("_any" if suffix == "_any" else "")
+            values = [float(v[key]) for partitions, v in rows
+                      if suffix in ("", "_any") or suffix[1:] in partitions]
+            metrics[family + suffix] = 100.0 * sum(values) / len(values) if values else None
+    return metrics
+
+
+#: Answers in several equivalent forms: dates at each granularity, ranges, numbers.
+FORMS = ["July 5, 1945", "5 July 1945", "1945-07-05", "the 5th of July 1945", "July 1945",
+         "1945", "1946", "May 1945", "1939\u20131945", "1939 to 1945", "1939-45", "1,000",
+         "1000", "one thousand", "5 million", "5,000,000", "three", "3", "3 people",
+         "three people", "the 1990s", "1990"]
+FORM_ANSWER = st.sampled_from(FORMS) | ANSWER
+
+
+@st.composite
+def lenient_files(draw: st.DrawFn) -> tuple[GoldSplit, list[str]]:
+    """A tiny temp split whose gold answers and predictions are often dates and numbers."""
+    n = draw(st.integers(1, 8))
+    examples = []
+    for i in range(n):
+        answers = tuple(draw(st.lists(FORM_ANSWER, min_size=1, max_size=3)))
+        extra = tuple(draw(st.lists(FORM_ANSWER, max_size=2)))
+        examples.append(temp_example(i + 1, str(2000 + i),
+                                     draw(st.sampled_from(["orig", "start", "sampled_year"])),
+                                     answers, answers + extra))
+    gold = GoldSplit("temp", "dev", examples)
+    predictions = [draw(FORM_ANSWER | st.sampled_from(e.any_answers)) for e in examples]
+    return gold, predictions
+
+
+@SETTINGS
+@given(case=random_files() | lenient_files())
+def test_lenient_metrics_equal_a_plain_reference(case: tuple[GoldSplit, list[str]]) -> None:
+    """The scorer's em_equiv and F1 (work only where EM failed, per-pair caches, the token
+    and year pre-tests, any_answer read from the added answers) equal a plain per-pair
+    computation, on random files through the fast parse path."""
+    gold, predictions = case
+    data = jsonl({"key": e.key, "prediction": p}
+                 for e, p in zip(gold.examples, predictions, strict=True))
+    result = score(gold, parse(data, gold), resamples=0)
+    expected = plain_lenient_metrics(gold, predictions)
+    for name, value in expected.items():
+        assert result.metrics[name] == pytest.approx(value, abs=1e-9), name
+
+
 # --- CIs ----------------------------------------------------------------------------------------
 
 
