@@ -10,7 +10,7 @@ from typing import Any
 from flask import current_app
 from sqlalchemy import Insert, insert, inspect, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import make_transient_to_detached
+from sqlalchemy.orm import MANYTOONE, InstanceState, Mapper, make_transient_to_detached
 from sqlalchemy.orm.attributes import set_committed_value
 
 from benchmark import (
@@ -137,7 +137,13 @@ def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionM
     # Also scored against any version being rescored, so none is missing after its switch;
     # GoldUnavailable (no active version) is raised here, before any quota is spent.
     row = versions.upload_scores(submission, predictions, inputs, result)
-    db.session.flush()
+    # Its scores (one per version scored), stored the same way instead of by a flush; being
+    # new, the submission has exactly these (else a flush would still set their key).
+    scores = [pending for pending in db.session.new if isinstance(pending, Score)]
+    for score_row in scores:
+        db.session.expunge(score_row)
+        _store(score_row)
+    set_committed_value(submission, "scores", scores)
     # The team's quota rows stay locked from here to the commit, which also serialises the
     # team's Ladder decisions; the file and the rows above are written before, so a team's
     # concurrent uploads wait only for what follows (PostgreSQL; SQLite locks at BEGIN).
@@ -153,34 +159,41 @@ def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionM
 
 
 @functools.cache
-def _insert_statement(given: frozenset[str]) -> Insert:
-    """INSERT of a submission with the given columns; RETURNING the id and the columns
-    whose defaults the statement fills (built once per set of columns)."""
-    table = Submission.__table__
-    return insert(table).returning(  # type: ignore[arg-type]  # a Table, typed as FromClause
-        *[column for column in table.columns if column.key not in given])
+def _insert_statement(model: type[Any], given: frozenset[str]) -> Insert:
+    """INSERT of a model's row with the given columns; RETURNING the columns whose defaults
+    the statement fills, the id among them (built once per model and set of columns)."""
+    table = model.__table__
+    return insert(table).returning(*[column for column in table.columns
+                                     if column.key not in given])
 
 
-def _store(submission: Submission) -> None:
-    """INSERT a new (transient) submission now and add it to the session as persistent.
+def _store(instance: Submission | Score) -> None:
+    """INSERT a new (transient) row now and add it to the session as persistent.
 
     What a flush of it would do, at about half the CPU: one prebuilt Core statement instead
-    of the ORM's unit of work. It runs on the session's connection, not through
-    Session.execute, which would count a bulk insert as a change to every board; the board
-    it changes is noted for the stamp bump instead. Its scores, the Ladder's decision and
-    the rest of the upload then use it like any loaded submission.
+    of the ORM's unit of work. The foreign keys of its many-to-one relationships are read
+    from the related (stored) objects, as a flush would. It runs on the session's
+    connection, not through Session.execute, which would count a bulk insert as a change to
+    every board; the board it changes is noted for the stamp bump instead. The upload then
+    uses the object like any loaded one.
     """
-    mapper = inspect(Submission)
-    state = inspect(submission)
+    mapper: Mapper[Any] = inspect(type(instance))
+    state: InstanceState[Any] = inspect(instance)
     values = {prop.columns[0].key: state.dict[prop.key] for prop in mapper.column_attrs
               if prop.key in state.dict}
-    row = db.session.connection().execute(_insert_statement(frozenset(values)), values).one()
-    for key, value in row._mapping.items():
-        set_committed_value(submission, mapper.get_property_by_column(
-            Submission.__table__.c[key]).key, value)
-    make_transient_to_detached(submission)
-    db.session.add(submission)
-    board_cache.changed(db.session(), {(submission.track, submission.split)})
+    for relationship in mapper.relationships:
+        target = state.dict.get(relationship.key)
+        if relationship.direction is MANYTOONE and target is not None:
+            for local, remote in relationship.local_remote_pairs:
+                values[str(local.key)] = getattr(target, str(remote.key))
+    row = db.session.connection().execute(
+        _insert_statement(type(instance), frozenset(values)), values).one()
+    for column, value in zip(row._fields, row, strict=True):
+        set_committed_value(instance, mapper.get_property_by_column(
+            mapper.local_table.c[column]).key, value)
+    make_transient_to_detached(instance)
+    db.session.add(instance)
+    board_cache.changed(db.session(), {(instance.track, instance.split)})
 
 
 def shown_id(submission: Submission) -> int:
