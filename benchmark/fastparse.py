@@ -13,9 +13,9 @@ What has to be proven, and how (whole-file C or numpy calls; per record only the
 * each line holds one JSON object: either every newline sits between two records (`}\\n{`)
   and there are as many records as lines, or the file is decoded line by line (a
   {key: prediction} object is one document, decoded whole);
-* every record has exactly the fields of one shape (official record with or without the
-  dataset's gold fields, or compact {key, prediction}): msgspec requires them all and
-  forbids others;
+* every record has exactly the fields of one shape (official record with the dataset's gold
+  fields, with the question alone or with none of them, or compact {key, prediction}):
+  msgspec requires them all and forbids others;
 * no field is repeated, at any depth: then the file would hold more keys than the n records
   decoded (n times the shape's fields). Every key ends with `"` right before its `:` once no
   `:` follows white space (checked), so the count of `":` bounds the keys of all objects
@@ -58,11 +58,15 @@ def _shape(name: str, fields: Sequence[tuple[str, Any]]) -> Shape:
     return msgspec.json.Decoder(struct), len(fields)
 
 
-def _official_shapes(name: str, context: Sequence[str]) -> tuple[Shape, Shape]:
-    """An official record with the dataset's gold fields (kept raw), and without them."""
+def _official_shapes(name: str, context: Sequence[str]) -> tuple[Shape, ...]:
+    """An official record with the dataset's gold fields (kept raw), with the question
+    alone (the release's record without its answers, as the reference submissions and many
+    systems write it), and without any of them."""
     fields = [("id", int), *((f, str) for f in context), ("pred_answer", str)]
     gold = [(f, msgspec.Raw) for f in _GOLD_FIELDS]
-    return _shape(f"{name}Full", fields + gold), _shape(name, fields)
+    return (_shape(f"{name}Full", fields + gold),
+            _shape(f"{name}Question", [*fields, ("question", msgspec.Raw)]),
+            _shape(name, fields))
 
 
 _KEYED = _shape("Keyed", [("key", str), ("prediction", str)])
@@ -127,7 +131,7 @@ def _record_index(gold: GoldSplit, context: Sequence[str]) -> _RecordIndex:
 
 #: Official-record shapes, context fields, the getter of the fields naming the example (a
 #: tuple, or the id alone) and a getter of each of them, of every QA track of the registry.
-_OFFICIAL: dict[str, tuple[tuple[Shape, Shape], tuple[str, ...], Callable[[Any], Any],
+_OFFICIAL: dict[str, tuple[tuple[Shape, ...], tuple[str, ...], Callable[[Any], Any],
                            tuple[Callable[[Any], Any], ...]]] = {
     name: (_official_shapes(name.title().replace("-", ""), info.context_fields),
            tuple(info.context_fields), attrgetter("id", *info.context_fields),

@@ -76,10 +76,13 @@ def gold_splits(draw: st.DrawFn) -> GoldSplit:
 
 
 def official_record(gold: GoldSplit, example: Example, prediction: str,
-                    with_gold_fields: bool) -> dict[str, Any]:
-    """The dataset's record of an example (gold fields optional) with its prediction."""
+                    with_gold_fields: bool | str) -> dict[str, Any]:
+    """The dataset's record of an example (gold fields, the question alone ("question") or
+    neither) with its prediction."""
     record: dict[str, Any] = {"id": example.id}
-    if with_gold_fields and gold.track in ("temp", "geo"):
+    if with_gold_fields == "question":
+        record.update(question=example.question)
+    elif with_gold_fields and gold.track in ("temp", "geo"):
         record.update(question=example.question, edited_question=example.question,
                       answer=list(example.answers), any_answer=list(example.any_answers))
     record.update(example.context)
@@ -87,7 +90,8 @@ def official_record(gold: GoldSplit, example: Example, prediction: str,
     return record
 
 
-FORMATS = ["official", "official-bare", "compact", "map", "map-indented", "list", "csv"]
+FORMATS = ["official", "official-question", "official-bare", "compact", "map",
+           "map-indented", "list", "csv"]
 
 
 def write_file(gold: GoldSplit, predictions: list[str], fmt: str, order: list[int],
@@ -107,8 +111,8 @@ def write_file(gold: GoldSplit, predictions: list[str], fmt: str, order: list[in
     if fmt == "compact" or fmt == "list":
         records = [{"key": examples[i].key, "prediction": predictions[i]} for i in order]
     else:
-        records = [official_record(gold, examples[i], predictions[i], fmt == "official")
-                   for i in order]
+        fields: bool | str = "question" if fmt == "official-question" else fmt == "official"
+        records = [official_record(gold, examples[i], predictions[i], fields) for i in order]
     if fmt == "list":
         return json.dumps(records, ensure_ascii=ensure_ascii).encode()
     return "".join(json.dumps(r, ensure_ascii=ensure_ascii) + newline for r in records).encode()
@@ -213,7 +217,8 @@ def test_fast_and_exact_parsers_agree(case: tuple[GoldSplit, str, bytes, list[st
     # The fast path takes every well-formed JSON Lines file whose strings hold no ':', '{' or
     # '"' (which could hide a repeated field): it is really exercised here.
     strings = "".join(predictions) + "".join(a for e in gold for a in e.any_answers)
-    fast_formats = ("official", "official-bare", "compact", "map", "map-indented")
+    fast_formats = ("official", "official-question", "official-bare", "compact", "map",
+                    "map-indented")
     if fmt in fast_formats and not set(strings) & set(':{"'):
         assert fast_answers(raw, gold) is not None
 
@@ -266,12 +271,12 @@ def _rarely(data: st.DataObject) -> bool:
 
 
 @settings(SETTINGS, max_examples=400)
-@given(gold=gold_splits(), compact=st.booleans(), data=st.data(),
+@given(gold=gold_splits(), fmt=st.sampled_from(["compact", "official", "official-question"]),
+       data=st.data(),
        mutations=st.lists(st.sampled_from(sorted(MUTATIONS)), min_size=1, max_size=2))
 def test_fast_path_accepts_only_what_the_exact_parser_accepts(
-        gold: GoldSplit, compact: bool, data: st.DataObject, mutations: list[str]) -> None:
+        gold: GoldSplit, fmt: str, data: st.DataObject, mutations: list[str]) -> None:
     predictions = ["zz" + str(i) for i in range(len(gold))]
-    fmt = "compact" if compact else "official"
     lines = write_file(gold, predictions, fmt, list(range(len(gold))), True, "\n").decode()
     lines_list = lines.rstrip("\n").split("\n")
     extra: list[str] = []
@@ -313,7 +318,7 @@ THREE = GoldSplit("temp", "test", [temp_example(1, "2019", "orig", ("a",)),
                                    temp_example(3, "2001", "sampled_year", ("c",))])
 
 
-@pytest.mark.parametrize("fmt", ["official", "compact"])
+@pytest.mark.parametrize("fmt", ["official", "official-question", "compact"])
 @pytest.mark.parametrize("mutation", sorted(MUTATIONS))
 def test_each_damage_alone(mutation: str, fmt: str) -> None:
     lines = write_file(THREE, ["zz0", "zz1", "zz2"], fmt, [0, 1, 2], True, "\n").decode()
@@ -372,7 +377,8 @@ def test_fast_path_takes_the_official_and_compact_files(release_gold: Any) -> No
     order = list(range(len(gold)))
     rng.shuffle(order)
     predictions = [e.answers[0] for e in gold.examples]
-    for fmt in ("official", "official-bare", "compact", "map", "map-indented"):
+    for fmt in ("official", "official-question", "official-bare", "compact", "map",
+                "map-indented"):
         data = write_file(gold, predictions, fmt, order, False, "\n")
         quick = fast_answers(data, gold)
         assert quick is not None, fmt
