@@ -210,8 +210,10 @@ def insert_scores(rows: list[dict[str, Any]]) -> None:
     """Insert score rows, skipping those a concurrent run of the same step wrote first."""
     if not rows:
         return
-    db.session.execute(upsert_insert(Score).values(rows).on_conflict_do_nothing(
-        index_elements=["submission_id", "gold_version_id"]))
+    # Parameters apart (executemany, "insertmanyvalues"): the statement compiles once and is
+    # cached, where a multi-row VALUES compiles again for every batch (~0.6 ms a row).
+    db.session.execute(upsert_insert(Score).on_conflict_do_nothing(
+        index_elements=["submission_id", "gold_version_id"]), rows)
 
 
 def unscored(version: GoldVersion, first_id: int | None = None,
