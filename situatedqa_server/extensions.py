@@ -139,14 +139,26 @@ class LazyMigrate:
 class LazyMigrateGroup(click.Group):
     """`flask db …`: Flask-Migrate's command group, imported when the command is run."""
 
+    @staticmethod
+    def real() -> click.Group:
+        """Flask-Migrate's own `db` group (imports Flask-Migrate and Alembic)."""
+        from flask_migrate.cli import db as real_group
+
+        group: click.Group = real_group
+        return group
+
     def make_context(self, info_name: str | None, args: list[str],
                      parent: click.Context | None = None, **extra: Any) -> click.Context:
         """The real group's context: it parses the options and runs the subcommand."""
-        from flask_migrate.cli import db as real_group
+        return self.real().make_context(info_name, args, parent=parent, **extra)
 
-        context: click.Context = real_group.make_context(info_name, args, parent=parent,
-                                                         **extra)
-        return context
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """The real group's subcommands (shell completion asks the group itself)."""
+        return self.real().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """One of the real group's subcommands."""
+        return self.real().get_command(ctx, cmd_name)
 
 
 def init_migrations(app: Flask, directory: str) -> None:

@@ -10,6 +10,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 from flask import Flask
 from flask.testing import FlaskCliRunner
@@ -164,3 +165,6 @@ def test_flask_db_runs_flask_migrate(runner: FlaskCliRunner) -> None:
     assert "Perform database migrations." in runner.invoke(args=["--help"]).output
     listing = runner.invoke(args=["db", "--help"]).output
     assert "upgrade" in listing and "downgrade" in listing
+    group = runner.app.cli.commands["db"]
+    assert isinstance(group, click.Group)
+    assert {"upgrade", "downgrade", "current"} <= set(group.list_commands(click.Context(group)))
