@@ -37,6 +37,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import requests
 import sqlalchemy as sa
@@ -114,11 +115,22 @@ def run(args: list[str], env: dict[str, str]) -> str:
 
 
 def prediction_file(examples: list[tuple[str, list[str]]], accuracy: float) -> bytes:
-    """A JSONL prediction file that is right on about `accuracy` of the examples."""
+    """A compact JSONL prediction file that is right on about `accuracy` of the examples."""
     lines = []
     for key, answers in examples:
         right = random.random() < accuracy and answers
         lines.append(json.dumps({"key": key, "prediction": answers[0] if right else "no idea"}))
+    return ("\n".join(lines) + "\n").encode()
+
+
+def official_file(records: list[dict[str, Any]], accuracy: float) -> bytes:
+    """The release's records with a `pred_answer` (the official format, ~1 MB on temp/test),
+    right on about `accuracy` of them."""
+    lines = []
+    for record in records:
+        right = random.random() < accuracy and record["answer"]
+        lines.append(json.dumps({**record, "pred_answer": record["answer"][0] if right
+                                 else "no idea"}, ensure_ascii=False))
     return ("\n".join(lines) + "\n").encode()
 
 
@@ -129,6 +141,13 @@ def gold_examples(release: str, track: str, split: str) -> list[tuple[str, list[
 
     gold = import_release(Path(release)).get(track, split)
     return [(e.key, list(e.answers)) for e in gold.examples]
+
+
+def release_records(release: str, track: str, split: str) -> list[dict[str, Any]]:
+    """The release's own records of a split (qa_data), as the official format carries them."""
+    path = Path(release) / "qa_data" / f"{track}.{split}.jsonl"
+    with path.open(encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines if line.strip()]
 
 
 def bulk_insert(url: str, schema: str, track: str, split: str, count: int) -> None:
@@ -275,6 +294,9 @@ def main() -> None:
     parser.add_argument("--single", type=int, default=100, help="Uploads by the single client.")
     parser.add_argument("--bulk", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=200, help="GETs per leaderboard measure.")
+    parser.add_argument("--format", default="official", choices=["official", "compact"],
+                        help="Uploaded files: the release's full records with pred_answer "
+                             "(the issue's setting, ~1 MB) or compact {key, prediction} lines.")
     args = parser.parse_args()
     random.seed(20211107)
 
@@ -294,11 +316,17 @@ def main() -> None:
                     break
                 except requests.RequestException:
                     time.sleep(0.2)
-            examples = gold_examples(args.release, args.track, "test")
             # Distinct files (a team may not upload the same predictions twice on a board).
             warm = 10 * args.workers
             count = warm + args.single + args.uploads * args.clients
-            files = [prediction_file(examples, 0.2 + 0.3 * random.random()) for _ in range(count)]
+            if args.format == "official":
+                records = release_records(args.release, args.track, "test")
+                files = [official_file(records, 0.2 + 0.3 * random.random())
+                         for _ in range(count)]
+            else:
+                examples = gold_examples(args.release, args.track, "test")
+                files = [prediction_file(examples, 0.2 + 0.3 * random.random())
+                         for _ in range(count)]
             sessions = threading.local()
 
             def upload(number: int) -> float:
@@ -348,9 +376,11 @@ def main() -> None:
                 Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")),
                platform.processor())
     load = os.getloadavg()[0]
+    mean_kb = statistics.mean(map(len, files)) / 1e3
     print(f"Machine: {os.cpu_count()} CPUs ({cpu}), Python {platform.python_version()}, "
           f"gunicorn -w {args.workers} --threads {args.threads}, PostgreSQL, track "
-          f"{args.track}/test, {total} entries on the board at the end; "
+          f"{args.track}/test, {args.format} files of {mean_kb:,.0f} KB, "
+          f"{total} entries on the board at the end; "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {load:.1f}")
     print(f"{args.clients} clients: {rate:.1f} uploads/s")
     for name, used in (("1 client", cpu_single), (f"{args.clients} clients", cpu_many)):

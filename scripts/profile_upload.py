@@ -32,8 +32,10 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from bench_server import (  # noqa: E402
     add_server_arguments,
     gold_examples,
+    official_file,
     prediction_file,
     prepared_server,
+    release_records,
 )
 
 
@@ -46,6 +48,10 @@ def main() -> None:
     parser.add_argument("--show-sql", action="store_true",
                         help="Print the SQL statements of the last upload.")
     parser.add_argument("--dump", type=Path, help="Also write the raw profile here (pstats).")
+    parser.add_argument("--cpu", action="store_true",
+                        help="Profile CPU time of the thread instead of wall time.")
+    parser.add_argument("--format", default="official", choices=["official", "compact"],
+                        help="Uploaded files: full release records with pred_answer, or compact.")
     args = parser.parse_args()
     random.seed(20211107)
     with prepared_server(args.database_url, args.release, "prof") as (_, env, token):
@@ -54,10 +60,15 @@ def main() -> None:
 
         app = create_app()
         client = app.test_client()
-        examples = gold_examples(args.release, "temp", "test")
         warm = 5
-        files = [prediction_file(examples, 0.2 + 0.3 * random.random())
-                 for _ in range(warm + 2 * args.uploads)]
+        count = warm + 2 * args.uploads
+        if args.format == "official":
+            records = release_records(args.release, "temp", "test")
+            files = [official_file(records, 0.2 + 0.3 * random.random()) for _ in range(count)]
+        else:
+            examples = gold_examples(args.release, "temp", "test")
+            files = [prediction_file(examples, 0.2 + 0.3 * random.random())
+                     for _ in range(count)]
         statements = 0
         last: list[str] = []
 
@@ -111,7 +122,8 @@ def main() -> None:
               f"10th percentile {ordered[len(ordered) // 10]:.2f}, median "
               f"{statistics.median(ordered):.2f}")
         statements = 0
-        profiler = cProfile.Profile()
+        # --cpu: this thread's CPU time, so time spent waiting for PostgreSQL is not counted.
+        profiler = cProfile.Profile(time.thread_time) if args.cpu else cProfile.Profile()
         profiler.enable()
         times = [upload(warm + number) for number in range(args.uploads)]
         profiler.disable()
