@@ -104,7 +104,8 @@ class GoldVersion(Base):
     # a folder, so a version cannot outlive its database or be missing on another host.
     gold_sha256: Mapped[str] = mapped_column(ForeignKey("stored_file.sha256"))
     #: Every change against the parent as recorded when the version was built (JSON list).
-    changes: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    #: Deferred: every upload reads the active version's row, never its change list.
+    changes: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list, deferred=True)
 
 
 class StoredFile(Base):

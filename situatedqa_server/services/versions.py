@@ -41,7 +41,7 @@ from benchmark.versions import (
     realign,
 )
 
-from ..extensions import db
+from ..extensions import db, prebuilt
 from ..models import (
     GoldVersion,
     Job,
@@ -302,13 +302,21 @@ def rescoring_versions(active: GoldVersion) -> list[GoldVersion]:
         GoldVersion.id.in_(busy), GoldVersion.id != active.id).order_by(GoldVersion.id)))
 
 
-def active_and_rescoring() -> list[GoldVersion]:
-    """The active version, then those with an unfinished rescore job, in one round trip."""
+def _active_and_rescoring_statement(_dialect: str) -> Any:
     busy = select(Job.gold_version_id).where(
         rescore_jobs(), Job.status.in_([JobStatus.QUEUED.value, JobStatus.RUNNING.value]))
-    found = list(db.session.scalars(select(GoldVersion).where(
-        or_(GoldVersion.is_active.is_(True), GoldVersion.id.in_(busy)))
-        .order_by(GoldVersion.is_active.desc(), GoldVersion.id)))
+    return (select(GoldVersion).where(or_(GoldVersion.is_active.is_(True),
+                                          GoldVersion.id.in_(busy)))
+            .order_by(GoldVersion.is_active.desc(), GoldVersion.id))
+
+
+#: Read by every upload: built once (see extensions.prebuilt).
+_active_and_rescoring = prebuilt(_active_and_rescoring_statement)
+
+
+def active_and_rescoring() -> list[GoldVersion]:
+    """The active version, then those with an unfinished rescore job, in one round trip."""
+    found = list(db.session.scalars(_active_and_rescoring()))
     if not found or not found[0].is_active:
         gold_store.active_version()  # raises GoldUnavailable
     return found
