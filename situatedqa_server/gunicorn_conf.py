@@ -23,8 +23,12 @@ limit_request_field_size = 8190
 
 
 def post_worker_init(worker: Any) -> None:
-    """Load the gold and its scoring caches before the worker takes requests."""
+    """Load the gold and its scoring caches before the worker takes requests; trim when idle."""
+    from .memory import TrimWhenIdle
     from .services.gold_store import GoldUnavailable, warm_up
+
+    # Freed upload memory goes back to the system when the worker is idle (memory.py).
+    worker.wsgi.wsgi_app = TrimWhenIdle(worker.wsgi.wsgi_app)
 
     try:
         with worker.wsgi.app_context():
