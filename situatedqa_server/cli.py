@@ -127,8 +127,9 @@ def gold_build(update: Path, name: str, as_of: Any, note: str, parent: str | Non
                    "(follow it with `jobs list`).")
 @click.option("--restart", is_flag=True, help="Abandon an unfinished rescore job first.")
 @click.option("--full", is_flag=True,
-              help="Score every stored file again (default: carry over the parent's scores "
-                   "on boards the version did not change).")
+              help="Parse and score every stored file again (default: carry over the "
+                   "parent's scores on boards the version did not change, and on the others "
+                   "re-evaluate only the examples it changed).")
 def gold_activate(name: str, background: bool, restart: bool, full: bool) -> None:
     """Rescore every stored submission against a version, then make it the active one.
 
