@@ -190,19 +190,27 @@ ANSWER = st.lists(st.sampled_from(WORDS), min_size=0, max_size=4).map(" ".join)
 
 
 @st.composite
-def random_files(draw: st.DrawFn) -> tuple[GoldSplit, list[str]]:
-    """A tiny temp split with random gold answers and random predictions."""
+def tiny_files(draw: st.DrawFn, answer: st.SearchStrategy[str], guess_any: bool
+               ) -> tuple[GoldSplit, list[str]]:
+    """A tiny temp split with gold answers drawn from `answer`, and predictions that are
+    another draw or one of the example's answers (any_answer's too with guess_any)."""
     n = draw(st.integers(1, 8))
     examples = []
     for i in range(n):
-        answers = tuple(draw(st.lists(ANSWER, min_size=1, max_size=3)))
-        extra = tuple(draw(st.lists(ANSWER, max_size=2)))
+        answers = tuple(draw(st.lists(answer, min_size=1, max_size=3)))
+        extra = tuple(draw(st.lists(answer, max_size=2)))
         examples.append(temp_example(i + 1, str(2000 + i),
                                      draw(st.sampled_from(["orig", "start", "sampled_year"])),
                                      answers, answers + extra))
     gold = GoldSplit("temp", "dev", examples)
-    predictions = [draw(st.one_of(ANSWER, st.sampled_from(e.answers))) for e in examples]
+    predictions = [draw(answer | st.sampled_from(e.any_answers if guess_any else e.answers))
+                   for e in examples]
     return gold, predictions
+
+
+def random_files() -> st.SearchStrategy[tuple[GoldSplit, list[str]]]:
+    """A tiny temp split with random gold answers and random predictions."""
+    return tiny_files(ANSWER, guess_any=False)
 
 
 @SETTINGS
@@ -287,20 +295,9 @@ FORMS = ["July 5, 1945", "5 July 1945", "1945-07-05", "the 5th of July 1945", "J
 FORM_ANSWER = st.sampled_from(FORMS) | ANSWER
 
 
-@st.composite
-def lenient_files(draw: st.DrawFn) -> tuple[GoldSplit, list[str]]:
+def lenient_files() -> st.SearchStrategy[tuple[GoldSplit, list[str]]]:
     """A tiny temp split whose gold answers and predictions are often dates and numbers."""
-    n = draw(st.integers(1, 8))
-    examples = []
-    for i in range(n):
-        answers = tuple(draw(st.lists(FORM_ANSWER, min_size=1, max_size=3)))
-        extra = tuple(draw(st.lists(FORM_ANSWER, max_size=2)))
-        examples.append(temp_example(i + 1, str(2000 + i),
-                                     draw(st.sampled_from(["orig", "start", "sampled_year"])),
-                                     answers, answers + extra))
-    gold = GoldSplit("temp", "dev", examples)
-    predictions = [draw(FORM_ANSWER | st.sampled_from(e.any_answers)) for e in examples]
-    return gold, predictions
+    return tiny_files(FORM_ANSWER, guess_any=True)
 
 
 @SETTINGS
