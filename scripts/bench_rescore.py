@@ -43,11 +43,12 @@ import sqlalchemy as sa
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmark import GoldSet, GoldSplit, import_release, parse_predictions, score
+from benchmark.incremental import encode_predictions
 from situatedqa_server import create_app
 from situatedqa_server.extensions import db
 from situatedqa_server.models import Job, JobBatch, Submission, Team, User
 from situatedqa_server.services import blobs, gold_store, versions
-from situatedqa_server.services.score_rows import new_score, stored_predictions
+from situatedqa_server.services.score_rows import new_score
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -97,7 +98,7 @@ def seed(gold: GoldSet, n: int, rng: np.random.Generator,
                 user_id=user.id, team_id=user.team_id, track=track, split=split,
                 file_sha256=blobs.put(data), filename="predictions.jsonl", format="jsonl",
                 method_name=f"bench {i}", visibility="public",
-                predictions=stored_predictions(predictions, inputs)))
+                predictions=encode_predictions(predictions, inputs)))
         db.session.add_all(submissions)
         db.session.flush()
         db.session.add_all([new_score(s, version, result)

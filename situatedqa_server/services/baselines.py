@@ -41,6 +41,7 @@ from benchmark import (
     parse_predictions,
     score,
 )
+from benchmark.incremental import encode_predictions
 from benchmark.versions import realign
 
 from ..extensions import db
@@ -56,7 +57,7 @@ from ..models import (
     utcnow,
 )
 from . import audit, blobs, gold_store, quotas, versions
-from .score_rows import new_score, stored_predictions
+from .score_rows import new_score
 
 PAPER_URL = "https://arxiv.org/abs/2109.06157"
 #: The reference submissions: the quick runners' outputs, committed compressed with sidecars.
@@ -542,7 +543,7 @@ def new_submission(scored: ScoredFile, owner: User, hidden_from: Submission | No
         hidden=bool(hidden_from and hidden_from.hidden),
         hidden_reason=hidden_from.hidden_reason if hidden_from else None,
         is_baseline=True, baseline_runner=file.key.runner, baseline_settings=file.record,
-        predictions=stored_predictions(scored.predictions, scored.inputs))
+        predictions=encode_predictions(scored.predictions, scored.inputs))
 
 
 def _add_scores(submission: Submission, scored: ScoredFile, targets: Sequence[GoldVersion],

@@ -40,7 +40,7 @@ from ..models import (
 )
 from . import audit, blobs, gold_store, versions
 from .quotas import begin_locked
-from .score_rows import score_columns, stored_predictions
+from .score_rows import score_columns
 
 log = logging.getLogger(__name__)
 UNFINISHED = (JobStatus.QUEUED.value, JobStatus.RUNNING.value)
@@ -364,7 +364,7 @@ def full_rows(version: GoldVersion, submissions: list[Submission], scored: Score
             s, gold.get(s.track, s.split), uploaded.get(s.id),
             blobs.decompress(files[s.file_sha256]) if s.file_sha256 in files else None)
         scored.rows.append(score_values(s.id, version.id, result))
-        blob = stored_predictions(predictions)
+        blob = incremental.encode_predictions(predictions)
         if have.get(s.id) != blob:
             scored.predictions.append({"id": s.id, "predictions": blob})
 

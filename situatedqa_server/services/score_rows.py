@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmark import TRACK_INFO, GoldSplit, Predictions, ScoreResult
-from benchmark.incremental import encode_f1, encode_predictions
+from benchmark import TRACK_INFO, ScoreResult
+from benchmark.incremental import encode_f1
 
 from ..models import GoldVersion, Score, Submission, utcnow
 
@@ -31,11 +31,6 @@ def score_columns(result: ScoreResult) -> dict[str, Any]:
             "primary_metric": metrics.get(TRACK_INFO[result.track].primary),
             "outcomes": np.asarray(result.outcomes, dtype=np.uint8).tobytes(),
             "f1": encode_f1(result.f1, result.f1_any), "scored_at": utcnow()}
-
-
-def stored_predictions(predictions: Predictions, inputs: GoldSplit | None = None) -> bytes:
-    """Submission.predictions of a parsed file (inputs: the split it was parsed against)."""
-    return encode_predictions(predictions, inputs)
 
 
 def new_score(submission: Submission, version: GoldVersion, result: ScoreResult) -> Score:

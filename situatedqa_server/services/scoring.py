@@ -24,11 +24,12 @@ from benchmark import (
     score,
     wrong_split_hint,
 )
+from benchmark.incremental import encode_predictions
 
 from ..extensions import db
 from ..models import GoldVersion, Score, Submission, User, Visibility, utcnow
 from . import audit, blobs, board_cache, duplicates, gold_store, ladder, quotas, versions
-from .score_rows import new_score, stored_predictions
+from .score_rows import new_score
 
 
 class HiddenSplitError(Exception):
@@ -131,19 +132,20 @@ def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionM
         knowledge_date=meta.knowledge_date, parameter_count=meta.parameter_count,
         visibility=(Visibility.PUBLIC if meta.public else Visibility.PRIVATE).value,
         published_at=now if meta.public else None, created_at=now,
-        predictions=stored_predictions(predictions, inputs))
+        predictions=encode_predictions(predictions, inputs))
     duplicates.mark(submission, predictions_sha256, earlier)
     _store(submission)
     # Also scored against any version being rescored, so none is missing after its switch;
     # GoldUnavailable (no active version) is raised here, before any quota is spent.
-    row = versions.upload_scores(submission, predictions, inputs, result)
-    # Its scores (one per version scored), stored the same way instead of by a flush; being
-    # new, the submission has exactly these (else a flush would still set their key).
-    scores = [pending for pending in db.session.new if isinstance(pending, Score)]
+    scores = versions.upload_scores(submission, predictions, inputs, result)
+    # Stored the same way, instead of by a flush; being new, the submission has exactly these.
+    # (Naming the stored submission cascaded each into the session as pending: taken out.)
     for score_row in scores:
-        db.session.expunge(score_row)
+        if score_row in db.session:
+            db.session.expunge(score_row)
         _store(score_row)
     set_committed_value(submission, "scores", scores)
+    row = scores[0]
     # The team's quota rows stay locked from here to the commit, which also serialises the
     # team's Ladder decisions; the file and the rows above are written before, so a team's
     # concurrent uploads wait only for what follows (PostgreSQL; SQLite locks at BEGIN).

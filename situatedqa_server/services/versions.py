@@ -323,10 +323,11 @@ def active_and_rescoring() -> list[GoldVersion]:
 
 
 def upload_scores(submission: Submission, predictions: Predictions, inputs: GoldSplit,
-                  result: ScoreResult) -> Score:
-    """Add an upload's scores for the active version and every version being rescored.
+                  result: ScoreResult) -> list[Score]:
+    """An upload's new score rows: the active version's first, then one for every version
+    being rescored (not added to the session: the upload stores them).
 
-    Call inside the upload's locked transaction; returns the active version's row.
+    Call inside the upload's locked transaction.
     """
     lock_versions(shared=True)
     rows = []
@@ -336,8 +337,7 @@ def upload_scores(submission: Submission, predictions: Predictions, inputs: Gold
         rows.append(new_score(submission, version, result if same else score(
             target, realign(predictions, target),
             resamples=current_app.config["BOOTSTRAP_RESAMPLES"])))
-    db.session.add_all(rows)
-    return rows[0]
+    return rows
 
 
 def missing_count(version: GoldVersion) -> int:
