@@ -136,6 +136,9 @@ class Plan:
 
 _plans: dict[tuple[int, int], tuple[GoldSplit, GoldSplit, Plan]] = {}
 _lock = threading.Lock()
+#: Plans (and their key orders) kept per process. Each holds its two gold splits alive, and
+#: a job worker lives through many versions: past this, the caches start again.
+_KEPT = 64
 
 
 def plan(parent: GoldSplit, new: GoldSplit) -> Plan:
@@ -158,6 +161,9 @@ def plan(parent: GoldSplit, new: GoldSplit) -> Plan:
                 probe=GoldSplit(new.track, new.split, [new.examples[i] for i in changed]),
                 parent_size=len(parent))
     with _lock:
+        if len(_plans) >= _KEPT:
+            _plans.clear()
+            _sources.clear()
         # Keyed by id, holding both splits so that an id is never reused while cached.
         _plans[(id(parent), id(new))] = (parent, new, made)
     return made
@@ -186,6 +192,8 @@ def _sources_of(made: Plan, keys: Sequence[str], digest: str) -> _Sources:
     every = np.array([position.get(key, -1) for key in made.new.keys], dtype=np.int64)
     sources = _Sources(changed=every[made.changed], every=every)
     with _lock:
+        if len(_sources) >= _KEPT:
+            _sources.clear()
         _sources[(id(made), digest)] = (made, sources)
     return sources
 
