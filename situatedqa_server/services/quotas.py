@@ -12,11 +12,11 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import Select, bindparam, select, update
+from sqlalchemy import Select, TextClause, bindparam, select, text, update
 
 from benchmark import HIDDEN_SPLIT
 
-from ..extensions import db, dialect_insert, prebuilt, upsert_insert
+from ..extensions import db, upsert_insert
 from ..models import QuotaCounter, RejectedUpload
 
 TOTAL = "total"
@@ -114,17 +114,25 @@ def check(usage_now: QuotaUsage) -> None:
             "for today (UTC)", {**details, "resets_at": next_reset()})
 
 
-@prebuilt
-def _consume_statement(dialect: str) -> Any:
-    """consume()'s upsert (built once per dialect; team_id, track and today bound)."""
-    # The table, not the model: with bound values an ORM insert would be a bulk insert.
+def _consume_statement() -> TextClause:
+    """consume()'s upsert, as one SQL text valid on PostgreSQL and SQLite (3.35+).
+
+    SQLAlchemy cannot cache a multi-row VALUES insert (its cache key is None), so the Core
+    form was compiled again by every upload (0.55 ms); a text statement is compiled once.
+    The names come from the table, so they cannot drift from the model.
+    """
     table = QuotaCounter.__table__
-    counter = {"team_id": bindparam("team_id"), "track": bindparam("track"), "used": 1}
-    rows = dialect_insert(dialect, table).values(
-        [{**counter, "period": TOTAL}, {**counter, "period": bindparam("today")}])
-    return rows.on_conflict_do_update(
-        index_elements=["team_id", "track", "period"],
-        set_={"used": table.c.used + 1}).returning(table.c.period, table.c.used)
+    return text(
+        f"INSERT INTO {table.name} ({table.c.team_id.name}, {table.c.track.name}, "
+        f"{table.c.period.name}, {table.c.used.name}) "
+        f"VALUES (:team_id, :track, '{TOTAL}', 1), (:team_id, :track, :today, 1) "
+        f"ON CONFLICT ({table.c.team_id.name}, {table.c.track.name}, {table.c.period.name}) "
+        f"DO UPDATE SET {table.c.used.name} = {table.name}.{table.c.used.name} + 1 "
+        f"RETURNING {table.c.period.name}, {table.c.used.name}")
+
+
+#: Run by every test upload: built once.
+_CONSUME = _consume_statement()
 
 
 def consume(team_id: int, track: str) -> None:
@@ -137,7 +145,7 @@ def consume(team_id: int, track: str) -> None:
     """
     today = utc_today().isoformat()
     used: dict[str, int] = dict(db.session.execute(
-        _consume_statement(), {"team_id": team_id, "track": track, "today": today}).all())
+        _CONSUME, {"team_id": team_id, "track": track, "today": today}).all())
     config = current_app.config
     check(QuotaUsage(used[today] - 1, config["TEST_DAILY_QUOTA"], used[TOTAL] - 1,
                      config["TEST_TOTAL_QUOTA"]))

@@ -138,11 +138,9 @@ def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionM
     # Also scored against any version being rescored, so none is missing after its switch;
     # GoldUnavailable (no active version) is raised here, before any quota is spent.
     scores = versions.upload_scores(submission, predictions, inputs, result)
-    # Stored the same way, instead of by a flush; being new, the submission has exactly these.
-    # (Naming the stored submission cascaded each into the session as pending: taken out.)
+    # Stored the same way, instead of by a flush; being new, the submission has exactly these
+    # (set as loaded: nothing is left for a flush to find, so none runs before the commit).
     for score_row in scores:
-        if score_row in db.session:
-            db.session.expunge(score_row)
         _store(score_row)
     set_committed_value(submission, "scores", scores)
     row = scores[0]

@@ -53,7 +53,7 @@ from ..models import (
     Visibility,
 )
 from . import audit, blobs, gold_store
-from .score_rows import new_score
+from .score_rows import upload_score
 
 log = logging.getLogger(__name__)
 #: Splits whose changed keys and answers the public changelog lists (test: counts only).
@@ -334,7 +334,7 @@ def upload_scores(submission: Submission, predictions: Predictions, inputs: Gold
     for version in active_and_rescoring():
         target = gold_of(version).get(submission.track, submission.split)
         same = target is inputs or target.examples == inputs.examples
-        rows.append(new_score(submission, version, result if same else score(
+        rows.append(upload_score(submission, version, result if same else score(
             target, realign(predictions, target),
             resamples=current_app.config["BOOTSTRAP_RESAMPLES"])))
     return rows
