@@ -12,6 +12,7 @@ from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from .settings import settings_from_env
+from .wrappers import AppRequest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,6 +31,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app = Flask(__name__, instance_relative_config=True, instance_path=(
         str(Path(instance).resolve()) if instance else None),
                 template_folder=str(templates_dir()))
+    app.request_class = AppRequest
     app.config.update(settings)
     if test_config is not None:
         app.config.update(test_config)

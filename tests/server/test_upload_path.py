@@ -7,6 +7,7 @@ import io
 import json
 import subprocess
 import sys
+import tempfile
 import zlib
 from pathlib import Path
 from typing import Any
@@ -158,6 +159,28 @@ def test_an_upload_compiles_no_sql_and_runs_no_flush(app: Flask, release_gold: G
     monkeypatch.setattr(Session, "_flush", counting_flush)
     upload(200)
     assert counts == {"compiled": 0, "flushes": 0}
+
+
+def test_an_uploaded_file_is_never_spooled_to_disk(app: Flask, release_gold: GoldSet,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file part over Werkzeug's 500 KB spooling size stays in memory (AppRequest)."""
+    def no_temporary_file(*_: Any, **__: Any) -> Any:
+        raise AssertionError("a temporary file was created for the upload")
+
+    monkeypatch.setattr(tempfile, "SpooledTemporaryFile", no_temporary_file)
+    monkeypatch.setattr(tempfile, "TemporaryFile", no_temporary_file)
+    client = app.test_client()
+    register(client, "alice")
+    gold = release_gold.get("temp", "test")
+    data = prediction_file(gold, 300)
+    padded = data.replace(b"\n", b" " * 200 + b"\n")  # JSON white space: the same records
+    assert len(padded) > 600_000
+    response = client.post("/api/v1/submissions", headers={
+        "Authorization": f"Bearer {new_token(client)}"}, data={
+        "track": "temp", "split": "test", "method_name": "big",
+        "file": (io.BytesIO(padded), "p.jsonl")})
+    assert response.status_code == 201, response.get_json()
+    assert response.get_json()["counts"]["em"] == len(gold)
 
 
 # --- stored files: ISA-L writes zlib streams ------------------------------------------------
