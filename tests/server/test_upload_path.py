@@ -28,6 +28,7 @@ from benchmark.scoring import warm_lenient
 from situatedqa_server.extensions import db
 from situatedqa_server.models import AuditLog, BoardStamp, Score, Submission, User
 from situatedqa_server.services import blobs, duplicates, scoring
+from situatedqa_server.wrappers import InMemoryPart
 
 from .conftest import new_token, prediction_file, register
 
@@ -181,6 +182,26 @@ def test_an_uploaded_file_is_never_spooled_to_disk(app: Flask, release_gold: Gol
         "file": (io.BytesIO(padded), "p.jsonl")})
     assert response.status_code == 201, response.get_json()
     assert response.get_json()["counts"]["em"] == len(gold)
+
+
+@settings(max_examples=200, deadline=None)
+@given(chunks=st.lists(st.binary(max_size=300), max_size=6),
+       reads=st.lists(st.one_of(st.none(), st.integers(-2, 400)), max_size=4),
+       start=st.integers(0, 50))
+def test_an_in_memory_part_reads_like_bytesio(chunks: list[bytes], reads: list[int | None],
+                                              start: int) -> None:
+    """InMemoryPart's no-copy read gives BytesIO's bytes and positions for any reads."""
+    part, plain = InMemoryPart(), io.BytesIO()
+    for chunk in chunks:
+        part.write(chunk)
+        plain.write(chunk)
+    for stream in (part, plain):
+        stream.seek(0)
+    assert part.read() == plain.read() and part.tell() == plain.tell()
+    for stream in (part, plain):
+        stream.seek(min(start, len(b"".join(chunks))))
+    for size in reads:
+        assert part.read(size) == plain.read(size) and part.tell() == plain.tell()
 
 
 # --- stored files: ISA-L writes zlib streams ------------------------------------------------
