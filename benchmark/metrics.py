@@ -408,21 +408,31 @@ def binary_metric(correct: BoolArray, *, name: str, seed: int, resamples: int) -
     Resampling n examples with replacement draws the number right from Binomial(n, k/n):
     the same distribution as the EM metrics' two-category multinomial, from one scalar
     binomial call. Its own stream (seed, name), so adding metrics changes no other CI.
-    The CI is fast_interval(100 * draws / n), read off the sorted counts (the percentage is
-    non-decreasing in the count) without the array of percentages.
     """
     n = int(correct.size)
     if n == 0:
         return MetricValue(None, None, 0)
-    k = int(np.count_nonzero(correct))
+    return binary_metric_of_counts(int(np.count_nonzero(correct)), n, name=name, seed=seed,
+                                   resamples=resamples)
+
+
+def binary_metric_of_counts(k: int, n: int, *, name: str, seed: int, resamples: int
+                            ) -> MetricValue:
+    """binary_metric of n examples of which k are correct (no array needed).
+
+    The CI is fast_interval(100 * draws / n), read off the sorted counts (the percentage is
+    non-decreasing in the count) without the array of percentages.
+    """
+    if n == 0:
+        return MetricValue(None, None, 0)
     value = 100.0 * k / n
     if resamples <= 0:
         return MetricValue(value, None, n)
     draws = rng_for(seed, name).binomial(n, k / n, size=resamples)
     i, i_next, _, j, j_next, _ = _fast_positions(resamples)
-    ordered = np.partition(draws, sorted({i, i_next, j, j_next}))
+    draws.partition(sorted({i, i_next, j, j_next}))
     return MetricValue(value, _fast_of_sorted(
-        lambda index: 100.0 * int(ordered[index]) / n, resamples), n)
+        lambda index: 100.0 * int(draws[index]) / n, resamples), n)
 
 
 def mean_metric(scores: FloatArray, *, name: str, seed: int, resamples: int) -> MetricValue:
@@ -437,7 +447,10 @@ def mean_metric(scores: FloatArray, *, name: str, seed: int, resamples: int) -> 
     n = int(scores.size)
     if n == 0:
         return MetricValue(None, None, 0)
-    value = 100.0 * float(scores.mean())
+    # The mean as ndarray.mean computes it (one pairwise sum, then a division by the count),
+    # without its wrapper's overhead; integer scores keep ndarray.mean (it sums them as floats).
+    value = 100.0 * (float(np.add.reduce(scores)) / n if scores.dtype == np.float64
+                     else float(scores.mean()))
     if resamples <= 0:
         return MetricValue(value, None, n)
     positive = scores[scores > 0]
@@ -458,7 +471,14 @@ def mean_metric(scores: FloatArray, *, name: str, seed: int, resamples: int) -> 
         np.multiply(noise, np.sqrt(counts), out=noise)
         noise *= spread
         totals += noise
-        np.clip(totals, 0.0, counts, out=totals)
-    totals *= 100.0
-    totals /= n
-    return MetricValue(value, fast_interval(totals), n)
+        # np.clip(totals, 0, counts) element for element (max, then min: no value is NaN or
+        # -0.0, as counts * mean >= +0.0), without np.clip's Python wrapper.
+        np.maximum(totals, 0.0, out=totals)
+        np.minimum(totals, counts, out=totals)
+    # The CI is fast_interval(totals * 100 / n). Every total is finite, and x * 100 / n is
+    # non-decreasing in x, so the order statistics of the percentages are those of the totals,
+    # scaled: a partial sort of the totals, then the same float operations on the few read.
+    i, i_next, _, j, j_next, _ = _fast_positions(resamples)
+    totals.partition(sorted({i, i_next, j, j_next}))
+    return MetricValue(value, _fast_of_sorted(
+        lambda index: float(totals[index]) * 100.0 / n, resamples), n)

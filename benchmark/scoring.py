@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
@@ -23,7 +25,7 @@ from .metrics import (
     PairedDifference,
     accuracy_from_binary,
     auc_metric,
-    binary_metric,
+    binary_metric_of_counts,
     confusion_codes,
     mean_metric,
     metric_from_codes,
@@ -185,6 +187,53 @@ def lenient_codes(gold: GoldSplit, predictions: Predictions, outcomes: IntArray
             np.maximum(f1, f1_added))
 
 
+@dataclass(frozen=True)
+class _LenientPlan:
+    """A QA split's lenient metrics as _lenient_values reads them, built once per split.
+
+    Per metric: its name, family, the EM metric on the same partition, and where its values
+    come from (PLAIN: every example, ANY: every example against any_answer, else the index
+    of its partition mask in `masks`). `masks` stacks the partition masks, `sizes` holds
+    their example counts.
+    """
+
+    metrics: tuple[tuple[str, str, str, int], ...]
+    masks: BoolArray
+    sizes: tuple[int, ...]
+
+
+_PLAIN, _ANY = -1, -2
+_plans: weakref.WeakKeyDictionary[GoldSplit, _LenientPlan] = weakref.WeakKeyDictionary()
+_plans_lock = threading.Lock()
+
+
+def _lenient_plan(gold: GoldSplit) -> _LenientPlan:
+    """The split's _LenientPlan, cached with the split (two threads may both build it)."""
+    plan = _plans.get(gold)
+    if plan is not None:
+        return plan
+    names: list[str] = []
+    metrics = []
+    for name in track_info(gold.track).lenient_metrics:
+        family = lenient_family(name) or ""
+        suffix = name.removeprefix(family).removeprefix("_")
+        if suffix == "":
+            source = _PLAIN
+        elif suffix == "any":
+            source = _ANY
+        else:
+            if suffix not in names:
+                names.append(suffix)
+            source = names.index(suffix)
+        metrics.append((name, family, "em" + name.removeprefix(family), source))
+    empty = np.zeros(len(gold), dtype=np.bool_)
+    masks = np.array([gold.partition_masks.get(suffix, empty) for suffix in names],
+                     dtype=np.bool_).reshape(len(names), len(gold))
+    built = _LenientPlan(tuple(metrics), masks, tuple(int(n) for n in masks.sum(axis=1)))
+    with _plans_lock:
+        return _plans.setdefault(gold, built)
+
+
 def _lenient_values(gold: GoldSplit, outcomes: IntArray, f1: FloatArray, f1_any: FloatArray,
                     paper: dict[str, MetricValue], *, seed: int, resamples: int
                     ) -> dict[str, MetricValue]:
@@ -192,28 +241,39 @@ def _lenient_values(gold: GoldSplit, outcomes: IntArray, f1: FloatArray, f1_any:
 
     Where a lenient metric's per-example values equal EM's on its partition, it is EM's
     metric (same data, same bootstrap distribution), so EM's value and CI are reused. The
-    test is one whole-array comparison per family (where the values differ from EM's), then
-    per metric whether its partition holds any such example: np.array_equal of the two
-    partitions, without building them.
+    test is one whole-array comparison per family and side (where the values differ from
+    EM's), then whether each partition holds such an example, for all partitions at once.
     """
-    correct, correct_any = (outcomes & CORRECT) > 0, (outcomes & CORRECT_ANY) > 0
+    plan = _lenient_plan(gold)
+    correct = outcomes & CORRECT
     equiv: BoolArray = (outcomes & CORRECT_EQUIV) > 0
-    equiv_any: BoolArray = (outcomes & CORRECT_EQUIV_ANY) > 0
-    family_values: dict[str, tuple[Any, Any]] = {
-        "em_equiv": (equiv, equiv_any), "f1": (f1, f1_any)}
-    differs: dict[str, tuple[BoolArray, BoolArray]] = {
-        family: (values != correct, values_any != correct_any)
-        for family, (values, values_any) in family_values.items()}
+    # em_equiv differs from EM where bit CORRECT_EQUIV (CORRECT_EQUIV_ANY) differs from bit
+    # CORRECT (CORRECT_ANY), two places lower.
+    flips = (outcomes >> 2) ^ outcomes
+    differs = {"em_equiv": ((flips & CORRECT) > 0, (flips & CORRECT_ANY) > 0),
+               "f1": (f1 != correct, f1_any != (outcomes & CORRECT_ANY) >> 1)}
+    touched = {family: np.logical_and(plan.masks, plain).any(axis=1).tolist()
+               for family, (plain, _) in differs.items()}
     values: dict[str, MetricValue] = {}
-    for name in track_info(gold.track).lenient_metrics:
-        family = lenient_family(name) or ""
-        em_name = "em" + name.removeprefix(family)
-        if not _partition_of(gold, name, *differs[family]).any():
+    for name, family, em_name, source in plan.metrics:
+        plain, any_side = differs[family]
+        if not (plain.any() if source == _PLAIN else any_side.any() if source == _ANY
+                else touched[family][source]):
             values[name] = paper[em_name]
-            continue
-        part = _partition_of(gold, name, *family_values[family])
-        values[name] = (binary_metric if family == "em_equiv" else mean_metric)(
-            part, name=name, seed=seed, resamples=resamples)
+        elif family == "em_equiv":
+            if source == _PLAIN:
+                k, n = int(np.count_nonzero(equiv)), equiv.size
+            elif source == _ANY:
+                k, n = int(np.count_nonzero(outcomes & CORRECT_EQUIV_ANY)), outcomes.size
+            else:
+                k = int(np.count_nonzero(np.logical_and(equiv, plan.masks[source])))
+                n = plan.sizes[source]
+            values[name] = binary_metric_of_counts(k, n, name=name, seed=seed,
+                                                   resamples=resamples)
+        else:
+            part = f1 if source == _PLAIN else f1_any if source == _ANY else f1[
+                plan.masks[source]]
+            values[name] = mean_metric(part, name=name, seed=seed, resamples=resamples)
     return values
 
 

@@ -9,6 +9,7 @@ ones), and checks on the release.
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from pathlib import Path
 
@@ -30,7 +31,14 @@ from benchmark.equivalence import (
     prediction_keys,
     token_f1,
 )
-from benchmark.metrics import binary_metric, mean_metric
+from benchmark.metrics import (
+    MetricValue,
+    binary_metric,
+    binary_metric_of_counts,
+    fast_interval,
+    mean_metric,
+    rng_for,
+)
 from benchmark.scoring import (
     CORRECT,
     CORRECT_ANY,
@@ -359,6 +367,75 @@ def test_mean_metric_small_partition() -> None:
     assert value.ci is not None
     assert value.ci[0] == pytest.approx(low, abs=1.5)
     assert value.ci[1] == pytest.approx(high, abs=1.5)
+
+
+def reference_mean_metric(scores: np.ndarray, *, name: str, seed: int, resamples: int
+                          ) -> MetricValue:
+    """mean_metric as first written: ndarray.mean, np.clip, the percentages, fast_interval."""
+    n = int(scores.size)
+    if n == 0:
+        return MetricValue(None, None, 0)
+    value = 100.0 * float(scores.mean())
+    if resamples <= 0:
+        return MetricValue(value, None, n)
+    positive = scores[scores > 0]
+    size = positive.size
+    mean = float(np.add.reduce(positive)) / size if size else 0.0
+    spread = 0.0
+    if size:
+        deviations = positive - mean
+        spread = math.sqrt(float(np.add.reduce(deviations * deviations)) / size)
+    rng = rng_for(seed, name)
+    counts = rng.binomial(n, size / n, size=resamples).astype(np.float64)
+    totals = counts * mean
+    if spread > 0:
+        noise = rng.standard_normal(resamples) * np.sqrt(counts)
+        noise *= spread
+        totals += noise
+        np.clip(totals, 0.0, counts, out=totals)
+    totals *= 100.0
+    totals /= n
+    return MetricValue(value, fast_interval(totals), n)
+
+
+def reference_binary_metric(correct: np.ndarray, *, name: str, seed: int, resamples: int
+                            ) -> MetricValue:
+    """binary_metric as first written: the percentages of the draws, fast_interval."""
+    n = int(correct.size)
+    if n == 0:
+        return MetricValue(None, None, 0)
+    k = int(np.count_nonzero(correct))
+    if resamples <= 0:
+        return MetricValue(100.0 * k / n, None, n)
+    draws = rng_for(seed, name).binomial(n, k / n, size=resamples)
+    return MetricValue(100.0 * k / n, fast_interval(100.0 * draws / n), n)
+
+
+def _score_arrays() -> list[np.ndarray]:
+    rng = np.random.default_rng(12)
+    return [np.zeros(30), np.ones(30), np.full(20, 0.5), np.array([0.3]), np.zeros(0),
+            np.array([1e-300, 0.5, 1.0]), np.array([0.5, 0.5, 1.0, 0.0, 0.25] * 20),
+            rng.random(400) * (rng.random(400) < 0.4),
+            np.round(rng.random(2795) * (rng.random(2795) < 0.7) * 6) / 6]
+
+
+@pytest.mark.parametrize("resamples", [0, 1, 2, 3, 7, 40, 2000, 2001])
+def test_lenient_cis_equal_their_first_form(resamples: int) -> None:
+    """mean_metric (partial sort before the scaling, max/min for np.clip) and
+    binary_metric_of_counts give the values and CIs of their first form, bit for bit."""
+    for scores in _score_arrays():
+        for seed in (0, 5, 20211107):
+            got = mean_metric(scores, name="f1_x", seed=seed, resamples=resamples)
+            assert repr(got) == repr(reference_mean_metric(
+                scores, name="f1_x", seed=seed, resamples=resamples))
+            correct = scores > 0.4
+            expected = reference_binary_metric(correct, name="em_equiv_x", seed=seed,
+                                               resamples=resamples)
+            assert repr(binary_metric(correct, name="em_equiv_x", seed=seed,
+                                      resamples=resamples)) == repr(expected)
+            assert repr(binary_metric_of_counts(
+                int(correct.sum()), correct.size, name="em_equiv_x", seed=seed,
+                resamples=resamples)) == repr(expected)
 
 
 def test_lenient_metrics_equal_to_em_reuse_its_ci(tiny_temp: GoldSplit) -> None:
