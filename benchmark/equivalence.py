@@ -328,15 +328,25 @@ def key_kinds(keys: frozenset[str]) -> int:
 # --- per-example metrics ---------------------------------------------------------------------
 
 
+#: A gold answer's token bag as the F1 count reads it: the bag, its length, and its tokens
+#: as a set when none repeats (the overlap is then a set intersection), else None.
+Bag = tuple[Counter[str], int, frozenset[str] | None]
+
+_NO_GROUPS: Final[frozenset[int]] = frozenset()
+#: GoldForms.f1_of of an example without alternates (never written to).
+_NO_ALTERNATES: Final[dict[str, float]] = {}
+
+
 class GoldForms:
     """The gold side of the lenient metrics for one list of gold-answer sets, built once."""
 
-    def __init__(self, answer_sets: Sequence[Sequence[str]]) -> None:
+    def __init__(self, answer_sets: Sequence[Sequence[str]],
+                 alternates: Sequence[Sequence[str]] | None = None) -> None:
+        """answer_sets: each example's gold answers; alternates: per example, answer texts
+        a wrong prediction often is (the question's answers in every context), whose F1
+        against the example's answers is computed here once (see f1_of)."""
         distinct = {a for answers in answer_sets for a in answers}
         keys = {a: gold_keys(a) for a in distinct}
-        #: Every gold answer text of the split read as a prediction: wrong answers are often
-        #: another context's gold answer (the paper's outdated answers), parsed here once.
-        self.known: dict[str, frozenset[str]] = {a: prediction_keys(a) for a in distinct}
         tokens = {a: normalize_answer(a).split() for a in distinct}
         #: Per example: the number of its gold-answer set (examples with the same set, as the
         #: contexts of one question often are, share it: their results are computed once).
@@ -346,7 +356,10 @@ class GoldForms:
         # Everything below is built once per distinct answer set (and each token bag once per
         # distinct answer) and shared by the examples holding that set: a worker keeps these
         # for every dev and test split, so per-example copies would cost it ~20 MiB.
-        bag_of = {a: (Counter(tokens[a]), len(tokens[a])) for a in distinct}
+        bag_of: dict[str, Bag] = {
+            a: (Counter(tokens[a]), len(tokens[a]),
+                frozenset(tokens[a]) if len(set(tokens[a])) == len(tokens[a]) else None)
+            for a in distinct}
         set_keys = {answers: frozenset().union(*(keys[a] for a in answers)) for answers in numbers}
         set_kinds = {answers: key_kinds(k) for answers, k in set_keys.items()}
         set_years = {answers: None if set_kinds[answers] & NUMBERS else
@@ -356,6 +369,22 @@ class GoldForms:
                     for answers in numbers}
         set_vocab = {answers: frozenset(t for a in answers for t in tokens[a])
                      for answers in numbers}
+        # Every gold answer text of the split read as a prediction: wrong answers are often
+        # another context's gold answer (the paper's outdated answers), so each is matched
+        # here once against every gold set, through the sets holding each key.
+        groups_of_key: dict[str, set[int]] = {}
+        for answers, number in numbers.items():
+            for key in set_keys[answers]:
+                groups_of_key.setdefault(key, set()).add(number)
+        #: Every gold answer text of the split: the numbers of the gold sets it matches as a
+        #: prediction (em_equiv beyond EM), so that such a prediction needs no parse.
+        self.known_groups: dict[str, frozenset[int]] = {}
+        for a in distinct:
+            matched = set().union(*(groups_of_key.get(k, ()) for k in prediction_keys(a)))
+            self.known_groups[a] = frozenset(matched) if matched else _NO_GROUPS
+        #: Per example: whether it has a gold answer at all (none: em_equiv and F1 are 0, as
+        #: for the answers any_answer adds to most examples: nothing to read there).
+        self.answered: BoolArray = np.array([bool(a) for a in sets], dtype=np.bool_)
         #: Per example: the union of the gold answers' match keys.
         self.keys: tuple[frozenset[str], ...] = tuple(set_keys[a] for a in sets)
         #: Per example: the kinds of its gold keys (DATES | NUMBERS), 0 for none.
@@ -364,11 +393,33 @@ class GoldForms:
         #: Per example whose keys are all dates or ranges: their years (as written in digits),
         #: one of which a matching prediction must contain; None when a number key exists.
         self.years: tuple[tuple[str, ...] | None, ...] = tuple(set_years[a] for a in sets)
-        #: Per example: each distinct gold answer's token bag and its length.
-        self.bags: tuple[tuple[tuple[Counter[str], int], ...], ...] = tuple(
-            set_bags[a] for a in sets)
+        #: Per example: each distinct gold answer's token bag (see Bag).
+        self.bags: tuple[tuple[Bag, ...], ...] = tuple(set_bags[a] for a in sets)
         #: Per example: every gold token, to skip predictions sharing none.
         self.vocab: tuple[frozenset[str], ...] = tuple(set_vocab[a] for a in sets)
+        #: Per example: normalized alternate -> its best token F1 against the example's
+        #: answers, the value the count gives (empty without alternates); one table per
+        #: distinct (gold set, alternates), shared. A wrong prediction found there needs no
+        #: count.
+        self.f1_of: tuple[dict[str, float], ...]
+        if alternates is None:
+            self.f1_of = (_NO_ALTERNATES,) * len(sets)
+        else:
+            if len(alternates) != len(sets):
+                raise ValueError("one list of alternates per gold-answer set is needed")
+            normalized_of = {a: normalize_answer(a) for texts in alternates for a in texts}
+            tables: dict[tuple[int, frozenset[str]], dict[str, float]] = {}
+            f1_of = []
+            for position, texts in enumerate(alternates):
+                number = self.group[position]
+                forms = frozenset(normalized_of[a] for a in texts)
+                table = tables.get((number, forms))
+                if table is None:
+                    bags = self.bags[position]
+                    table = tables[(number, forms)] = {
+                        text: best_token_f1(text.split(), bags) for text in forms}
+                f1_of.append(table)
+            self.f1_of = tuple(f1_of)
 
 
 _forms: weakref.WeakKeyDictionary[object, dict[str, GoldForms]] = weakref.WeakKeyDictionary()
@@ -376,16 +427,19 @@ _forms_lock = threading.Lock()
 
 
 def gold_forms(owner: object, which: str,
-               answer_sets: Callable[[], Sequence[Sequence[str]]]) -> GoldForms:
+               answer_sets: Callable[[], Sequence[Sequence[str]]],
+               alternates: Callable[[], Sequence[Sequence[str]]] | None = None) -> GoldForms:
     """GoldForms of a gold split's answers (which: "answers" or "any"), cached per split.
 
     A server worker keeps its gold splits for its lifetime, so the gold side is parsed once
-    per worker; the cache goes with the split. answer_sets is called on a miss only.
+    per worker; the cache goes with the split. answer_sets and alternates (GoldForms's) are
+    called on a miss only.
     """
     with _forms_lock:  # one build per split, even when a worker's threads start together
         cached = _forms.setdefault(owner, {})
         if which not in cached:
-            cached[which] = GoldForms(answer_sets())
+            cached[which] = GoldForms(answer_sets(),
+                                      alternates() if alternates is not None else None)
         return cached[which]
 
 
@@ -408,26 +462,58 @@ def token_f1(prediction_tokens: Sequence[str], bag: Counter[str], length: int) -
     return 2 * precision * recall / (precision + recall)
 
 
+def best_token_f1(words: list[str], bags: tuple[Bag, ...]) -> float:
+    """The best token F1 of prediction tokens over gold bags (0 without a bag).
+
+    token_f1's value, in its float operations: where the gold tokens are distinct the
+    overlap is the number of distinct prediction tokens among them, one set intersection.
+    """
+    best = 0.0
+    for bag, length, distinct in bags:
+        if distinct is None or not words or not length:
+            value = token_f1(words, bag, length)
+        else:
+            common = len(distinct.intersection(words))
+            if common == 0:
+                continue
+            precision, recall = common / len(words), common / length
+            value = 2 * precision * recall / (precision + recall)
+        if value > best:
+            best = value
+    return best
+
+
 def lenient_outcomes(
     predictions: Sequence[str], normalized: Sequence[str], em: BoolArray, forms: GoldForms,
     key_cache: dict[tuple[str, int], frozenset[str]],
 ) -> tuple[BoolArray, FloatArray]:
     """Per-example em_equiv and best token F1 of predictions against one gold side.
 
-    Work is spent only where EM failed (F1 is 1 and em_equiv holds wherever EM holds), the
-    parse only where the gold is a date, range or number, and F1's count only where the
-    prediction shares a token with the gold. key_cache maps a prediction to its match
-    keys, shared between the gold sides.
+    Work is spent only where EM failed (F1 is 1 and em_equiv holds wherever EM holds) and
+    the gold has an answer, the parse only where the gold is a date, range or number and
+    the prediction is no gold answer of the split (those are matched in GoldForms), and
+    F1's count only where the prediction shares a token with the gold. key_cache maps a
+    prediction to its match keys, shared between the gold sides.
     """
     equiv = em.copy()
     f1 = em.astype(np.float64)
-    wrong = np.flatnonzero(~em)
+    wrong = np.flatnonzero(~em & forms.answered)
+    if not wrong.size:
+        return equiv, f1
     group = forms.group
-    # em_equiv: where the gold is a date, range or number; once per (gold set, prediction).
+    # em_equiv: where the gold is a date, range or number. A prediction that is a gold answer
+    # of the split is matched by GoldForms already (a plain loop: cheaper here than C loops
+    # over lists); the others are parsed, once per (gold set, prediction).
     kinds_of, years_of, gold_keys_of = forms.kinds, forms.years, forms.keys
+    known = forms.known_groups
     matched: dict[tuple[int, str], bool] = {}
     for i in wrong[kinds_of[wrong] > 0].tolist():
         text = predictions[i]
+        groups = known.get(text)
+        if groups is not None:
+            if group[i] in groups:
+                equiv[i] = True
+            continue
         years = years_of[i]
         # A date or range matches only a prediction holding one of its years (tested first,
         # uncached: a few substring searches cost less than the cache's lookup).
@@ -436,30 +522,31 @@ def lenient_outcomes(
         pair = (group[i], text)
         hit = matched.get(pair)
         if hit is None:
-            keys = forms.known.get(text)
+            entry = (text, int(kinds_of[i]))
+            keys = key_cache.get(entry)
             if keys is None:
-                entry = (text, int(kinds_of[i]))
-                keys = key_cache.get(entry)
-                if keys is None:
-                    keys = key_cache[entry] = prediction_keys(*entry)
+                keys = key_cache[entry] = prediction_keys(*entry)
             hit = matched[pair] = not gold_keys_of[i].isdisjoint(keys)
         if hit:
             equiv[i] = True
-    # Token F1: 0 without a shared token (an empty gold bag needs an empty prediction), as
-    # most wrong predictions are: tested first, uncached (most pairs are distinct); then
-    # counted once per (gold set, normalized prediction).
-    vocab, bags = forms.vocab, forms.bags
+    # Token F1: looked up where the prediction is an alternate of the example (another
+    # context's answer, as wrong predictions often are); elsewhere 0 without a shared token
+    # (an empty gold bag needs an empty prediction), as most other wrong predictions are:
+    # tested first, uncached (most pairs are distinct); then counted once per (gold set,
+    # normalized prediction). Plain loops: cheaper here than C loops over built lists.
+    alternate_f1, vocab, bags = forms.f1_of, forms.vocab, forms.bags
     scores: dict[tuple[int, str], float] = {}
     for i in wrong.tolist():
         text = normalized[i]
-        words = text.split()
-        if words and vocab[i].isdisjoint(words):
-            continue
-        pair = (group[i], text)
-        value = scores.get(pair)
+        value = alternate_f1[i].get(text)
         if value is None:
-            value = scores[pair] = max(
-                (token_f1(words, bag, length) for bag, length in bags[i]), default=0.0)
+            words = text.split()
+            if words and vocab[i].isdisjoint(words):
+                continue
+            pair = (group[i], text)
+            value = scores.get(pair)
+            if value is None:
+                value = scores[pair] = best_token_f1(words, bags[i])
         if value:
             f1[i] = value
     return equiv, f1

@@ -142,7 +142,8 @@ def outcome_codes(gold: GoldSplit, predictions: Predictions) -> IntArray:
 
 def answer_forms(gold: GoldSplit) -> GoldForms:
     """The lenient metrics' parsed gold answers of a QA split (built once per split)."""
-    return gold_forms(gold, "answers", lambda: [e.answers for e in gold.examples])
+    return gold_forms(gold, "answers", lambda: [e.answers for e in gold.examples],
+                      lambda: [e.any_answers for e in gold.examples])
 
 
 def added_forms(gold: GoldSplit) -> GoldForms:

@@ -26,6 +26,7 @@ from benchmark.cli import main
 from benchmark.equivalence import (
     LENIENT_RULES,
     GoldForms,
+    best_token_f1,
     gold_keys,
     lenient_outcomes,
     prediction_keys,
@@ -321,6 +322,46 @@ def test_lenient_metrics_equal_a_plain_reference(case: tuple[GoldSplit, list[str
     expected = plain_lenient_metrics(gold, predictions)
     for name, value in expected.items():
         assert result.metrics[name] == pytest.approx(value, abs=1e-9), name
+
+
+TOKENS = st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=5)
+
+
+@SETTINGS
+@given(words=TOKENS, golds=st.lists(TOKENS, max_size=3))
+def test_best_token_f1_is_token_f1_s_best(words: list[str], golds: list[list[str]]) -> None:
+    """The set-intersection count (gold tokens distinct) gives token_f1's value bit for bit."""
+    bags = tuple((Counter(g), len(g), frozenset(g) if len(set(g)) == len(g) else None)
+                 for g in golds)
+    expected = max((token_f1(words, Counter(g), len(g)) for g in golds), default=0.0)
+    assert repr(best_token_f1(words, bags)) == repr(expected)
+
+
+@SETTINGS
+@given(case=random_files() | lenient_files())
+def test_gold_side_tables_give_what_the_counts_and_parses_give(
+        case: tuple[GoldSplit, list[str]]) -> None:
+    """GoldForms's tables (each example's alternates' F1, the gold sets each gold text
+    matches) give lenient_outcomes the very values it computes without them."""
+    gold, predictions = case
+    answer_sets = [e.answers for e in gold.examples]
+    tables = GoldForms(answer_sets, [e.any_answers for e in gold.examples])
+    plain = GoldForms(answer_sets)
+    normalized = [normalize_answer(p) for p in predictions]
+    em = np.array([n in {normalize_answer(a) for a in e.answers}
+                   for n, e in zip(normalized, gold.examples, strict=True)], dtype=np.bool_)
+    equiv, f1 = lenient_outcomes(predictions, normalized, em, tables, {})
+    plain_equiv, plain_f1 = lenient_outcomes(predictions, normalized, em, plain, {})
+    assert np.array_equal(equiv, plain_equiv)
+    assert f1.tobytes() == plain_f1.tobytes()
+    for position in range(len(gold)):
+        bags = tables.bags[position]
+        for text, value in tables.f1_of[position].items():
+            assert repr(value) == repr(max((token_f1(text.split(), bag, length)
+                                            for bag, length, _ in bags), default=0.0))
+        for text, groups in tables.known_groups.items():
+            assert (tables.group[position] in groups) == (
+                not tables.keys[position].isdisjoint(prediction_keys(text)))
 
 
 # --- CIs ----------------------------------------------------------------------------------------
