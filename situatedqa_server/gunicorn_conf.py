@@ -22,6 +22,13 @@ limit_request_fields = 100
 limit_request_field_size = 8190
 
 
+def post_fork(server: Any, worker: Any) -> None:
+    """In the new worker, before its threads exist: fewer malloc arenas (memory.py)."""
+    from .memory import limit_arenas
+
+    limit_arenas()
+
+
 def post_worker_init(worker: Any) -> None:
     """Load the gold and its scoring caches before the worker takes requests; trim when idle."""
     from .memory import TrimWhenIdle

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import platform
 from collections.abc import Iterable
 from typing import Any
 
@@ -68,3 +69,38 @@ def test_the_real_trim_is_found_on_glibc() -> None:
     if trim is None:
         pytest.skip("no malloc_trim in this C library")
     trim()  # returns nothing and does not raise
+
+
+class _FakeLibc:
+    def __init__(self, result: int) -> None:
+        self.calls: list[tuple[int, int]] = []
+        self.result = result
+
+    def mallopt(self, parameter: int, value: int) -> int:
+        self.calls.append((parameter, value))
+        return self.result
+
+
+def test_limit_arenas_sets_glibcs_arena_maximum() -> None:
+    libc = _FakeLibc(result=1)
+    assert memory.limit_arenas(3, libc=libc) is True
+    assert libc.calls == [(-8, 3)]  # M_ARENA_MAX in glibc's malloc.h
+    assert memory.limit_arenas(2, libc=_FakeLibc(result=0)) is False
+
+
+def test_limit_arenas_without_mallopt_changes_nothing() -> None:
+    assert memory.limit_arenas(2, libc=object()) is False
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's mallopt")
+def test_limit_arenas_is_accepted_by_this_glibc() -> None:
+    assert memory.limit_arenas(memory.MALLOC_ARENAS) is True
+
+
+def test_gunicorn_workers_limit_arenas_after_fork(monkeypatch: pytest.MonkeyPatch) -> None:
+    from situatedqa_server import gunicorn_conf
+
+    counts: list[int] = []
+    monkeypatch.setattr(memory, "limit_arenas", lambda: counts.append(1) or True)
+    gunicorn_conf.post_fork(None, None)
+    assert counts == [1]
