@@ -213,10 +213,18 @@ def score_for(submission: Submission) -> Score | None:
 
 
 def rescore(submission: Submission, version: GoldVersion, gold: GoldSplit) -> Score:
-    """Score a stored file again against a gold version, replacing that version's score."""
+    """Score a stored file again against a gold version, replacing that version's score.
+
+    The stored predictions are refreshed from the file too (absent on old rows, or stale
+    after a parser change), as a rescore job's full path does, so that the next incremental
+    rescore reads what this one scored.
+    """
     # Read against the inputs it was uploaded for: the version may add or retire examples.
     predictions = versions.predictions_for(submission, gold)
     result = score(gold, predictions, resamples=current_app.config["BOOTSTRAP_RESAMPLES"])
+    stored = encode_predictions(predictions)
+    if submission.predictions != stored:
+        submission.predictions = stored
     existing = db.session.scalar(select(Score).where(
         Score.submission_id == submission.id, Score.gold_version_id == version.id))
     if existing is not None:

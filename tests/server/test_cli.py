@@ -8,7 +8,7 @@ from typing import Any
 
 from flask import Flask
 from flask.testing import FlaskCliRunner
-from sqlalchemy import inspect, select
+from sqlalchemy import inspect, select, update
 
 from benchmark import GoldSet
 from situatedqa_server import create_app
@@ -72,11 +72,19 @@ def test_db_upgrade_gold_import_users_and_tokens(tmp_path: Path, release_dir: Pa
     assert runner.invoke(args=["submissions", "hide", str(sid), "--reason", "spam"]).exit_code == 0
     assert runner.invoke(args=["submissions", "unhide", str(sid)]).exit_code == 0
     assert runner.invoke(args=["submissions", "hide", "999", "--reason", "x"]).exit_code == 1
+    with app.app_context():
+        kept = db.session.get_one(Submission, sid).predictions
+        # As rows stored before migration 0008 are: no stored predictions.
+        db.session.execute(update(Submission).where(Submission.id == sid)
+                           .values(predictions=None))
+        db.session.commit()
     result = runner.invoke(args=["submissions", "rescore"])
     assert result.exit_code == 0 and "rescored 1 submissions" in result.output
     with app.app_context():
         assert db.session.scalar(select(Score.primary_metric)) == 100.0
         assert db.session.get(Submission, sid).hidden is False
+        # Rescoring from the file stores the predictions it read, as a rescore job does.
+        assert kept is not None and db.session.get_one(Submission, sid).predictions == kept
 
 
 def test_production_password_hash_meets_owasp(tmp_path: Path, runner: FlaskCliRunner,
