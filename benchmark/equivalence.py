@@ -328,9 +328,9 @@ def key_kinds(keys: frozenset[str]) -> int:
 # --- per-example metrics ---------------------------------------------------------------------
 
 
-#: A gold answer's token bag as the F1 count reads it: the bag, its length, and its tokens
-#: as a set when none repeats (the overlap is then a set intersection), else None.
-Bag = tuple[Counter[str], int, frozenset[str] | None]
+#: A gold answer's token bag as the F1 count reads it: the bag, its length, and whether no
+#: token repeats (the overlap is then the bag's keys met, one C intersection).
+Bag = tuple[Counter[str], int, bool]
 
 _NO_GROUPS: Final[frozenset[int]] = frozenset()
 #: GoldForms.f1_of of an example without alternates (never written to).
@@ -357,9 +357,8 @@ class GoldForms:
         # distinct answer) and shared by the examples holding that set: a worker keeps these
         # for every dev and test split, so per-example copies would cost it ~20 MiB.
         bag_of: dict[str, Bag] = {
-            a: (Counter(tokens[a]), len(tokens[a]),
-                frozenset(tokens[a]) if len(set(tokens[a])) == len(tokens[a]) else None)
-            for a in distinct}
+            a: (bag, len(tokens[a]), len(bag) == len(tokens[a]))
+            for a in distinct for bag in (Counter(tokens[a]),)}
         set_keys = {answers: frozenset().union(*(keys[a] for a in answers)) for answers in numbers}
         set_kinds = {answers: key_kinds(k) for answers, k in set_keys.items()}
         set_years = {answers: None if set_kinds[answers] & NUMBERS else
@@ -470,10 +469,10 @@ def best_token_f1(words: list[str], bags: tuple[Bag, ...]) -> float:
     """
     best = 0.0
     for bag, length, distinct in bags:
-        if distinct is None or not words or not length:
+        if not distinct or not words or not length:
             value = token_f1(words, bag, length)
         else:
-            common = len(distinct.intersection(words))
+            common = len(bag.keys() & words)
             if common == 0:
                 continue
             precision, recall = common / len(words), common / length
