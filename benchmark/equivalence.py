@@ -26,7 +26,7 @@ import re
 import threading
 import weakref
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Final
 
@@ -341,10 +341,10 @@ class GoldForms:
     """The gold side of the lenient metrics for one list of gold-answer sets, built once."""
 
     def __init__(self, answer_sets: Sequence[Sequence[str]],
-                 alternates: Sequence[Sequence[str]] | None = None) -> None:
-        """answer_sets: each example's gold answers; alternates: per example, answer texts
-        a wrong prediction often is (the question's answers in every context), whose F1
-        against the example's answers is computed here once (see f1_of)."""
+                 alternates: Sequence[Collection[str]] | None = None) -> None:
+        """answer_sets: each example's gold answers; alternates: per example, normalized
+        answer texts a wrong prediction often is (the question's answers in every context),
+        whose F1 against the example's answers is computed here once (see f1_of)."""
         distinct = {a for answers in answer_sets for a in answers}
         keys = {a: gold_keys(a) for a in distinct}
         tokens = {a: normalize_answer(a).split() for a in distinct}
@@ -406,17 +406,20 @@ class GoldForms:
         else:
             if len(alternates) != len(sets):
                 raise ValueError("one list of alternates per gold-answer set is needed")
-            normalized_of = {a: normalize_answer(a) for texts in alternates for a in texts}
             tables: dict[tuple[int, frozenset[str]], dict[str, float]] = {}
             f1_of = []
             for position, texts in enumerate(alternates):
                 number = self.group[position]
-                forms = frozenset(normalized_of[a] for a in texts)
+                forms = texts if isinstance(texts, frozenset) else frozenset(texts)
                 table = tables.get((number, forms))
                 if table is None:
+                    # The example's own answers are left out: a prediction equal to one
+                    # after normalization is an exact match, never looked up.
+                    own = {" ".join(tokens[a]) for a in sets[position]}
                     bags = self.bags[position]
                     table = tables[(number, forms)] = {
-                        text: best_token_f1(text.split(), bags) for text in forms}
+                        text: best_token_f1(text.split(), bags) for text in forms
+                        if text not in own}
                 f1_of.append(table)
             self.f1_of = tuple(f1_of)
 
@@ -427,7 +430,7 @@ _forms_lock = threading.Lock()
 
 def gold_forms(owner: object, which: str,
                answer_sets: Callable[[], Sequence[Sequence[str]]],
-               alternates: Callable[[], Sequence[Sequence[str]]] | None = None) -> GoldForms:
+               alternates: Callable[[], Sequence[Collection[str]]] | None = None) -> GoldForms:
     """GoldForms of a gold split's answers (which: "answers" or "any"), cached per split.
 
     A server worker keeps its gold splits for its lifetime, so the gold side is parsed once

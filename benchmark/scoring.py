@@ -142,8 +142,9 @@ def outcome_codes(gold: GoldSplit, predictions: Predictions) -> IntArray:
 
 def answer_forms(gold: GoldSplit) -> GoldForms:
     """The lenient metrics' parsed gold answers of a QA split (built once per split)."""
+    # The alternates: every context's answers (normalized once for EM Any already).
     return gold_forms(gold, "answers", lambda: [e.answers for e in gold.examples],
-                      lambda: [e.any_answers for e in gold.examples])
+                      lambda: gold.normalized_any_answers)
 
 
 def added_forms(gold: GoldSplit) -> GoldForms:

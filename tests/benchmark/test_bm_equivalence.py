@@ -344,7 +344,8 @@ def test_gold_side_tables_give_what_the_counts_and_parses_give(
     matches) give lenient_outcomes the very values it computes without them."""
     gold, predictions = case
     answer_sets = [e.answers for e in gold.examples]
-    tables = GoldForms(answer_sets, [e.any_answers for e in gold.examples])
+    tables = GoldForms(answer_sets, [[normalize_answer(a) for a in e.any_answers]
+                                     for e in gold.examples])
     plain = GoldForms(answer_sets)
     normalized = [normalize_answer(p) for p in predictions]
     em = np.array([n in {normalize_answer(a) for a in e.answers}
