@@ -20,22 +20,25 @@ identical, and prints where the benchmark's milliseconds go and what the lenient
 nothing about time. Each figure is the best of --repeat runs, in CPU time of the thread
 (steady on a shared machine) and in wall time (best and median).
 
-Where the benchmark's milliseconds go (2026-12-01, 09:47 UTC, load average 3: CPU time,
-best of 40; phases as this script prints them, sum 7.8 of 8.3 ms):
+Where the benchmark's milliseconds go (2026-12-01, 12:46 UTC, load average 1.6: CPU time,
+best of 40; phases as this script prints them, sum 5.6 of 5.9 ms; the parse's split from
+09:47 UTC at load 3):
 
-* parse (fast path) 3.7 ms: msgspec decoding the 952 KB of official records 1.7 ms (the
-  gold fields kept raw), the whole-file checks (BOM, NUL and its escape, UTF-8 of the
-  non-ASCII runs, one record a line, the key count) 0.9 ms, naming each record's example
-  (ids and context compared column by column with the gold's) 0.5 ms, answers 0.1 ms;
-* normalize 0.4-0.9 ms: each distinct prediction once, the ASCII ones joined and normalized
+* parse (fast path) 2.6-2.8 ms: msgspec decoding the 952 KB of official records (the gold
+  fields kept raw), the whole-file checks (BOM, NUL and its escape, UTF-8 of the non-ASCII
+  runs, one record a line, the key count), naming each record's example (ids and context
+  compared column by column with the gold's), answers: 1.7, 0.9, 0.5 and 0.1 ms at 09:47;
+* normalize 0.8-0.9 ms: each distinct prediction once, the ASCII ones joined and normalized
   in one pass (one translate, one regex, one split);
-* EM 0.3 ms (a set lookup per example and gold side);
-* the paper's 5 metrics and CIs 0.8 ms: per metric one binomial draw of 2,000 (numpy's
+* EM 0.2 ms (a set lookup per example and gold side);
+* the paper's 5 metrics and CIs 0.4-0.5 ms: per metric one binomial draw of 2,000 (numpy's
   two-category multinomial draws exactly that) and np.percentile's interpolation read off a
   partial sort of the counts;
-* the lenient metrics (issue 15) 2.1 ms: em_equiv and token F1 where EM failed 0.8 ms,
-  their 10 values and CIs 1.35 ms (4 equal EM's and reuse its CI; 3 binomial and 3 binomial
-  plus normal draws of 2,000: about 0.1 and 0.2 ms each).
+* the lenient metrics (issue 15) 1.3 ms: em_equiv and token F1 where EM failed 0.2 ms (a
+  prediction that is another context's answer is looked up in tables built with the gold),
+  their 10 values and CIs 1.1 ms (4 equal EM's and reuse its CI; 3 binomial and 3 binomial
+  plus normal draws of 2,000, about 0.57 ms of draws in all, the floor while the CIs stay
+  the same numbers).
 
 Usage: SITUATEDQA_DATA=/path/to/release python scripts/bench_scoring.py [--repeat 50]
 """
