@@ -3,8 +3,10 @@
 glibc keeps the pages of freed heap blocks for reuse: after a few ~1 MB uploads (request
 body, decoded records, the checks' byte arrays) a worker held 8-16 MiB more than it needs at
 rest (in process: 187 MiB warm, 203 after 40 official-format uploads, 194 after
-malloc_trim). Trimming costs ~0.6 ms, done after the response is sent and only when the
-worker has no other request in flight, so a busy worker does not pay it per upload. (A fixed
+malloc_trim). Trimming costs ~0.6 ms, done after the response is sent, only when the
+worker has no other request in flight, and at most once a second: the pages it returns are
+faulted in again by the next upload (~2.3 ms), so trimming after every upload cost a client
+uploading back to back ~2.9 ms of worker CPU an upload. (A fixed
 mmap threshold gave the memory back too, but made every upload fault in fresh pages: 46 ms
 of worker CPU an upload instead of 31.) Each worker also caps glibc's malloc arenas at two
 (limit_arenas, from gunicorn's post_fork), so its threads reuse each other's freed buffers.
@@ -21,9 +23,9 @@ from typing import Any
 
 from werkzeug.wsgi import ClosingIterator
 
-#: Requests with a body from this size up trim when they end with the worker idle.
+#: Requests with a body from this size up leave a trim pending until the worker trims.
 LARGE_BODY = 256 * 1024
-#: Other requests (pages built from many rows) trim when idle at most this often.
+#: A worker trims when idle at most this often.
 TRIM_INTERVAL_SECONDS = 1.0
 
 WSGIApp = Callable[[dict[str, Any], Any], Iterable[bytes]]
@@ -62,15 +64,39 @@ def _malloc_trim() -> Callable[[], None] | None:
     return lambda: None if trim(0) else None  # ctypes releases the GIL during the call
 
 
-class TrimWhenIdle:
-    """WSGI middleware: malloc_trim when the last request in flight ends (after a large one,
-    or at most once a TRIM_INTERVAL_SECONDS after others)."""
+Schedule = Callable[[float, Callable[[], None]], None]
 
-    def __init__(self, app: WSGIApp, trim: Callable[[], None] | None = None) -> None:
+
+def _timer(delay: float, callback: Callable[[], None]) -> None:
+    """Run callback once after delay seconds, on a daemon thread."""
+    timer = threading.Timer(delay, callback)
+    timer.daemon = True
+    timer.start()
+
+
+class TrimWhenIdle:
+    """WSGI middleware: malloc_trim when the last request in flight ends, at most once a
+    TRIM_INTERVAL_SECONDS.
+
+    A large request that ends inside the interval of the last trim leaves a trim pending,
+    run by a timer when the interval is over (if no request is in flight then; else by the
+    last of them to end). Trimming after every upload cost a client uploading back to back
+    ~2.9 ms of worker CPU an upload: the trim, and the next upload faulting the returned
+    pages in again.
+    """
+
+    def __init__(self, app: WSGIApp, trim: Callable[[], None] | None = None,
+                 schedule: Schedule = _timer,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.app = app
         self.trim = trim if trim is not None else _malloc_trim()
+        self.schedule = schedule
+        self.clock = clock
         self.in_flight = 0
-        self.last_trim = 0.0
+        self.last_trim = -TRIM_INTERVAL_SECONDS
+        #: A large request ended since the last trim.
+        self.pending = False
+        self.timer_set = False
         self._lock = threading.Lock()
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
@@ -86,12 +112,37 @@ class TrimWhenIdle:
         return ClosingIterator(body, lambda: self._leave(large))
 
     def _leave(self, large: bool) -> None:
-        now = time.monotonic()
         with self._lock:
             self.in_flight -= 1
-            due = self.in_flight == 0 and (
-                large or now - self.last_trim >= TRIM_INTERVAL_SECONDS)
-            if due:
-                self.last_trim = now
-        if due and self.trim is not None:
+            self.pending |= large
+            wait = self._wait_locked()
+        if wait == 0.0:
+            self._trim()
+        elif wait is not None:
+            self.schedule(wait, self._on_timer)
+
+    def _wait_locked(self) -> float | None:
+        """0.0 to trim now, seconds to set the timer for, or None (hold the lock)."""
+        if self.in_flight:
+            return None
+        wait = self.last_trim + TRIM_INTERVAL_SECONDS - self.clock()
+        if wait <= 0:
+            self.last_trim, self.pending = self.clock(), False
+            return 0.0
+        if self.pending and not self.timer_set:
+            self.timer_set = True
+            return wait
+        return None
+
+    def _on_timer(self) -> None:
+        with self._lock:
+            self.timer_set = False
+            wait = self._wait_locked()
+        if wait == 0.0:
+            self._trim()
+        elif wait is not None:
+            self.schedule(wait, self._on_timer)
+
+    def _trim(self) -> None:
+        if self.trim is not None:
             self.trim()

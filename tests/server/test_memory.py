@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+import threading
 from collections.abc import Iterable
 from typing import Any
 
@@ -40,16 +41,73 @@ def test_no_trim_while_another_request_is_in_flight() -> None:
     assert trims == [1] and app.in_flight == 0
 
 
-def test_small_requests_trim_at_most_once_an_interval(monkeypatch: pytest.MonkeyPatch) -> None:
-    clock = [1000.0]
-    monkeypatch.setattr(memory.time, "monotonic", lambda: clock[0])
-    trims: list[int] = []
-    app = TrimWhenIdle(_ok, trim=lambda: trims.append(1))
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class _Timers:
+    """Scheduled callbacks, run by the test."""
+
+    def __init__(self) -> None:
+        self.waiting: list[tuple[float, Any]] = []
+
+    def __call__(self, delay: float, callback: Any) -> None:
+        self.waiting.append((delay, callback))
+
+    def fire(self) -> None:
+        _, callback = self.waiting.pop(0)
+        callback()
+
+
+def _app(trims: list[int], clock: _Clock, timers: _Timers) -> TrimWhenIdle:
+    return TrimWhenIdle(_ok, trim=lambda: trims.append(1), schedule=timers, clock=clock)
+
+
+def test_small_requests_trim_at_most_once_an_interval() -> None:
+    clock, timers, trims = _Clock(), _Timers(), []
+    app = _app(trims, clock, timers)
     for _ in range(3):
         app(_environ(10), None).close()  # type: ignore[attr-defined]
-    assert trims == [1]
-    clock[0] += memory.TRIM_INTERVAL_SECONDS
+    assert trims == [1] and timers.waiting == []  # nothing pending after small requests
+    clock.now += memory.TRIM_INTERVAL_SECONDS
     app(_environ(0), None).close()  # type: ignore[attr-defined]
+    assert trims == [1, 1]
+
+
+def test_back_to_back_uploads_trim_once_an_interval_and_the_last_is_not_forgotten() -> None:
+    """A client uploading back to back: one trim, then the next is left to a timer."""
+    clock, timers, trims = _Clock(), _Timers(), []
+    app = _app(trims, clock, timers)
+    trimmed_at = clock.now
+    app(_environ(LARGE_BODY), None).close()  # type: ignore[attr-defined]
+    assert trims == [1]
+    for _ in range(5):
+        clock.now += 0.03
+        app(_environ(LARGE_BODY), None).close()  # type: ignore[attr-defined]
+    assert trims == [1]  # within the interval: no trim on the request path
+    assert len(timers.waiting) == 1  # one timer, for what is left of the interval
+    delay, _ = timers.waiting[0]  # set by the first of them, 0.03 s after the trim
+    assert delay == pytest.approx(memory.TRIM_INTERVAL_SECONDS - 0.03)
+    clock.now = trimmed_at + memory.TRIM_INTERVAL_SECONDS
+    timers.fire()
+    assert trims == [1, 1] and timers.waiting == []
+
+
+def test_a_timer_finding_a_request_in_flight_leaves_the_trim_to_its_end() -> None:
+    clock, timers, trims = _Clock(), _Timers(), []
+    app = _app(trims, clock, timers)
+    app(_environ(LARGE_BODY), None).close()  # type: ignore[attr-defined]
+    clock.now += 0.1
+    app(_environ(LARGE_BODY), None).close()  # type: ignore[attr-defined]
+    busy = app(_environ(10), None)
+    clock.now += memory.TRIM_INTERVAL_SECONDS
+    timers.fire()
+    assert trims == [1] and timers.waiting == []
+    busy.close()  # type: ignore[attr-defined]
     assert trims == [1, 1]
 
 
@@ -104,3 +162,20 @@ def test_gunicorn_workers_limit_arenas_after_fork(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(memory, "limit_arenas", lambda: counts.append(1) or True)
     gunicorn_conf.post_fork(None, None)
     assert counts == [1]
+
+
+def test_the_pending_trim_runs_on_a_real_timer(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory, "TRIM_INTERVAL_SECONDS", 0.05)
+    done = threading.Event()
+    trims: list[int] = []
+
+    def trim() -> None:
+        trims.append(1)
+        if len(trims) == 2:
+            done.set()
+
+    app = TrimWhenIdle(_ok, trim=trim)
+    app(_environ(LARGE_BODY), None).close()  # type: ignore[attr-defined]
+    app(_environ(LARGE_BODY), None).close()  # type: ignore[attr-defined]
+    assert done.wait(timeout=10), "the pending trim never ran"
+    assert trims == [1, 1]
