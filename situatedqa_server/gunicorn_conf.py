@@ -30,8 +30,9 @@ def post_fork(server: Any, worker: Any) -> None:
 
 
 def post_worker_init(worker: Any) -> None:
-    """Load the gold and its scoring caches before the worker takes requests; trim when idle."""
-    from .memory import TrimWhenIdle
+    """Load the gold and its scoring caches before the worker takes requests, freeze them out
+    of the garbage collector's walks; trim when idle."""
+    from .memory import TrimWhenIdle, freeze_long_lived
     from .services.gold_store import GoldUnavailable, warm_up
 
     # Freed upload memory goes back to the system when the worker is idle (memory.py).
@@ -42,3 +43,5 @@ def post_worker_init(worker: Any) -> None:
             warm_up()
     except GoldUnavailable as exc:
         worker.log.warning("gold not loaded at start: %s", exc)
+    # What it loaded lives as long as the worker: out of the collector's full walks.
+    freeze_long_lived()

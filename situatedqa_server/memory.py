@@ -9,13 +9,15 @@ faulted in again by the next upload (~2.3 ms), so trimming after every upload co
 uploading back to back ~2.9 ms of worker CPU an upload. (A fixed
 mmap threshold gave the memory back too, but made every upload fault in fresh pages: 46 ms
 of worker CPU an upload instead of 31.) Each worker also caps glibc's malloc arenas at two
-(limit_arenas, from gunicorn's post_fork), so its threads reuse each other's freed buffers.
+(limit_arenas, from gunicorn's post_fork), so its threads reuse each other's freed buffers,
+and freezes what it loaded at start out of the garbage collector's walks (freeze_long_lived).
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import gc
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -37,6 +39,20 @@ WSGIApp = Callable[[dict[str, Any], Any], Iterable[bytes]]
 MALLOC_ARENAS = 2
 #: mallopt's parameter number for the arena limit (glibc's malloc.h).
 _M_ARENA_MAX = -8
+
+
+def freeze_long_lived() -> int:
+    """Move every object alive now out of the cyclic collector's reach; how many were moved.
+
+    Called once a worker has loaded the gold and its scoring caches (about 300,000 objects
+    that live as long as the worker): every full collection walked them all, 146 ms once
+    every ~100 uploads, the slowest upload of a client uploading back to back. Frozen
+    objects are still freed by reference counting when dropped (a replaced gold version's
+    caches hold no cycles); only cycles among them would wait for the worker's restart.
+    """
+    gc.collect()
+    gc.freeze()
+    return gc.get_freeze_count()
 
 
 def _libc() -> ctypes.CDLL | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import platform
 import threading
 from collections.abc import Iterable
@@ -179,3 +180,34 @@ def test_the_pending_trim_runs_on_a_real_timer(monkeypatch: pytest.MonkeyPatch) 
     app(_environ(LARGE_BODY), None).close()  # type: ignore[attr-defined]
     assert done.wait(timeout=10), "the pending trim never ran"
     assert trims == [1, 1]
+
+
+def test_freeze_long_lived_moves_live_objects_out_of_collections() -> None:
+    kept = [[index] for index in range(1000)]
+    try:
+        frozen = memory.freeze_long_lived()
+        assert frozen >= len(kept) and gc.get_freeze_count() == frozen
+        collected = {id(item) for item in gc.get_objects()}  # the collector's generations
+        assert gc.is_tracked(kept[0]) and not collected & {id(item) for item in kept}
+    finally:
+        gc.unfreeze()
+    assert gc.get_freeze_count() == 0
+
+
+def test_gunicorn_workers_freeze_after_loading_the_gold(monkeypatch: pytest.MonkeyPatch) -> None:
+    from flask import Flask
+
+    from situatedqa_server import gunicorn_conf
+    from situatedqa_server.services import gold_store
+
+    order: list[str] = []
+    monkeypatch.setattr(gold_store, "warm_up", lambda: order.append("warm_up"))
+    monkeypatch.setattr(memory, "freeze_long_lived", lambda: order.append("freeze") or 0)
+
+    class Worker:
+        wsgi = Flask("worker")
+        log = None
+
+    gunicorn_conf.post_worker_init(Worker())
+    assert order == ["warm_up", "freeze"]
+    assert isinstance(Worker.wsgi.wsgi_app, TrimWhenIdle)
