@@ -186,7 +186,8 @@ def test_freeze_long_lived_moves_live_objects_out_of_collections() -> None:
     kept = [[index] for index in range(1000)]
     try:
         frozen = memory.freeze_long_lived()
-        assert frozen >= len(kept) and gc.get_freeze_count() == frozen
+        # Frozen objects that die are freed (and leave the count), so only a bound holds.
+        assert frozen >= len(kept) and gc.get_freeze_count() >= len(kept)
         collected = {id(item) for item in gc.get_objects()}  # the collector's generations
         assert gc.is_tracked(kept[0]) and not collected & {id(item) for item in kept}
     finally:
