@@ -204,6 +204,88 @@ def test_an_in_memory_part_reads_like_bytesio(chunks: list[bytes], reads: list[i
         assert part.read(size) == plain.read(size) and part.tell() == plain.tell()
 
 
+class TrickleInput:
+    """A WSGI input (read only, as gunicorn's) handing out at most `step` bytes a read, as a
+    socket may; counts the reads."""
+
+    def __init__(self, data: bytes, step: int) -> None:
+        self.data, self.step, self.position, self.reads = data, step, 0, 0
+
+    def read(self, size: int | None = -1) -> bytes:
+        self.reads += 1
+        wanted = len(self.data) if size is None or size < 0 else size
+        chunk = self.data[self.position:self.position + min(wanted, self.step)]
+        self.position += len(chunk)
+        return chunk
+
+
+def form_environ(fields: dict[str, str], file: bytes) -> dict[str, Any]:
+    """The WSGI environ of a multipart POST of these fields and one file."""
+    from werkzeug.test import EnvironBuilder
+
+    builder = EnvironBuilder(method="POST", data={**fields, "file": (io.BytesIO(file),
+                                                                    "p.jsonl")})
+    try:
+        return builder.get_environ()
+    finally:
+        builder.close()
+
+
+@settings(max_examples=60, deadline=None)
+@given(file=st.binary(max_size=3000), step=st.integers(1, 5000),
+       method=st.text(st.characters(codec="utf-8", exclude_characters="\r"), max_size=40))
+def test_a_form_body_read_whole_parses_as_werkzeug_does(file: bytes, step: int,
+                                                         method: str) -> None:
+    """Whatever the input hands out per read, AppRequest's form and file equal Werkzeug's."""
+    from flask import Request
+
+    from situatedqa_server.wrappers import AppRequest
+
+    environ = form_environ({"method_name": method, "track": "temp"}, file)
+    body = environ["wsgi.input"].read()
+    ours = AppRequest({**environ, "wsgi.input": TrickleInput(body, step)})
+    theirs = Request({**environ, "wsgi.input": io.BytesIO(body)})
+    assert ours.form.to_dict(flat=False) == theirs.form.to_dict(flat=False)
+    assert ours.files["file"].read() == theirs.files["file"].read() == file
+
+
+def test_a_form_body_is_read_in_one_call() -> None:
+    """An input that hands out all it is asked for is read once, for the whole body."""
+    from situatedqa_server.wrappers import AppRequest
+
+    environ = form_environ({"track": "temp"}, b"x" * 300_000)
+    stream = TrickleInput(environ["wsgi.input"].read(), 10**9)
+    request = AppRequest({**environ, "wsgi.input": stream})
+    assert len(request.files["file"].read()) == 300_000
+    assert stream.reads == 1
+
+
+def test_a_body_shorter_than_its_length_is_a_client_disconnect() -> None:
+    from werkzeug.exceptions import ClientDisconnected
+
+    from situatedqa_server.wrappers import AppRequest
+
+    environ = form_environ({"track": "temp"}, b"x" * 5000)
+    body = environ["wsgi.input"].read()
+    request = AppRequest({**environ, "wsgi.input": TrickleInput(body[:-100], 700)})
+    with pytest.raises(ClientDisconnected):
+        _ = request.form
+
+
+def test_a_body_over_the_cap_is_refused_before_any_read() -> None:
+    from werkzeug.exceptions import RequestEntityTooLarge
+
+    from situatedqa_server.wrappers import AppRequest
+
+    environ = form_environ({"track": "temp"}, b"x" * 5000)
+    stream = TrickleInput(environ["wsgi.input"].read(), 10**9)
+    request = AppRequest({**environ, "wsgi.input": stream})
+    request.max_content_length = 4000
+    with pytest.raises(RequestEntityTooLarge):
+        _ = request.form
+    assert stream.reads == 0
+
+
 # --- stored files: ISA-L writes zlib streams ------------------------------------------------
 
 
