@@ -82,10 +82,11 @@ def server_env(database_url: str, schema: str, workdir: Path, release: str) -> d
 
 
 @contextmanager
-def prepared_server(database_url: str, release: str, name: str
+def prepared_server(database_url: str, release: str, name: str, project: Path = ROOT
                     ) -> Iterator[tuple[str, dict[str, str], str]]:
     """(schema, environment, API token): a private schema set up with the gold, a user and
-    a token, as the quick start would; dropped afterwards."""
+    a token, as the quick start would, by the organizer commands of `project` (a checkout:
+    this one unless told); dropped afterwards."""
     schema = f"{name}_{secrets.token_hex(4)}"
     admin = sa.create_engine(database_url)
     with admin.begin() as connection:
@@ -93,11 +94,11 @@ def prepared_server(database_url: str, release: str, name: str
     workdir = Path(tempfile.mkdtemp(prefix=f"sqa-{name}-"))
     env = server_env(database_url, schema, workdir, release)
     try:
-        run([str(BIN / "flask"), "--app", "app", "setup", "--from", release], env)
+        run([str(BIN / "flask"), "--app", "app", "setup", "--from", release], env, project)
         run([str(BIN / "flask"), "--app", "app", "users", "create", name, "--email",
-             f"{name}@example.org", "--password", "benchmark password 123"], env)
+             f"{name}@example.org", "--password", "benchmark password 123"], env, project)
         token = run([str(BIN / "flask"), "--app", "app", "tokens", "create", name],
-                    env).strip().splitlines()[-1]
+                    env, project).strip().splitlines()[-1]
         yield schema, env, token
     finally:
         with admin.begin() as connection:
@@ -106,9 +107,9 @@ def prepared_server(database_url: str, release: str, name: str
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def run(args: list[str], env: dict[str, str]) -> str:
-    """Run an organizer command; its output."""
-    result = subprocess.run(args, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
+def run(args: list[str], env: dict[str, str], project: Path = ROOT) -> str:
+    """Run an organizer command in a checkout (this one unless told); its output."""
+    result = subprocess.run(args, env=env, cwd=project, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise SystemExit(f"{' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
     return result.stdout
