@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlalchemy import func, select
 
-from benchmark import GoldSet
+from benchmark import Example, GoldSet, GoldSplit
 from situatedqa_server.extensions import db
 from situatedqa_server.models import IdempotencyKey, QuotaCounter, Submission
 from situatedqa_server.services import gold_store
@@ -155,3 +157,51 @@ def test_a_file_for_another_board_leads_with_one_line(app: Flask,
         "csrf_token": csrf_token(client, "/submissions/new"), "track": "geo", "split": "dev",
         "method_name": "m", "model_type": "other", "file": (io.BytesIO(temp_dev), "p.jsonl")})
     assert page.status_code == 400 and f"{lead}." in page.get_data(as_text=True)
+
+
+# --- the stored form of a gold set -----------------------------------------------------------
+
+
+def test_the_stored_gold_reads_back_as_the_release(release_gold: GoldSet) -> None:
+    """deserialize(serialize(gold)) is the gold: every split, example and field, and meta."""
+    _, data = gold_store.serialize(release_gold)
+    read = gold_store.deserialize(data)
+    assert read.meta == release_gold.meta
+    assert read.available() == release_gold.available()
+    for track, split in release_gold.available():
+        assert read.get(track, split).examples == release_gold.get(track, split).examples
+
+
+def test_the_stored_gold_holds_each_distinct_text_once(release_gold: GoldSet) -> None:
+    """Equal texts of the read gold are one object (a worker keeps the gold for its life)."""
+    _, data = gold_store.serialize(release_gold)
+    read = gold_store.deserialize(data)
+    objects: dict[str, set[int]] = {}
+    for split in read.splits.values():
+        for example in split.examples:
+            for text in (example.question, *example.context, *example.context.values(),
+                         *example.answers, *example.any_answers, *example.partitions):
+                objects.setdefault(text, set()).add(id(text))
+    assert len(objects) < 60_000  # of ~220,000 texts in all
+    assert all(len(ids) == 1 for ids in objects.values())
+
+
+@settings(max_examples=60, deadline=None)
+@given(examples=st.lists(st.builds(
+    lambda number, question, context, answers, extra, partitions, label, source: Example(
+        key=f"{number}|{'|'.join(context.values())}", id=number, question=question,
+        context=context, answers=tuple(answers) if label is None else (),
+        any_answers=tuple(answers + extra) if label is None else (),
+        partitions=tuple(partitions), label=label, source=source),
+    st.integers(0, 10**12), st.text(max_size=20),
+    st.dictionaries(st.sampled_from(["date", "date_type", "location"]), st.text(max_size=8)),
+    st.lists(st.text(max_size=10), max_size=3), st.lists(st.text(max_size=10), max_size=2),
+    st.lists(st.sampled_from(["static", "sampled", "start", "us", "rare"]), max_size=2,
+             unique=True),
+    st.one_of(st.none(), st.booleans()), st.one_of(st.none(), st.text(max_size=8))),
+    max_size=8, unique_by=lambda e: e.key))
+def test_any_stored_split_reads_back_equal(examples: list[Example]) -> None:
+    """Any examples, QA or identification, with or without source, read back equal."""
+    gold = GoldSet([GoldSplit("temp", "dev", examples)], {"release": "test"})
+    read = gold_store.deserialize(gold_store.serialize(gold)[1])
+    assert read.get("temp", "dev").examples == tuple(examples) and read.meta == gold.meta
