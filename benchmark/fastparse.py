@@ -1,7 +1,9 @@
 """The fast path of prediction parsing: well-formed files in a few C calls.
 
-Formats: JSON Lines of official records (with or without the dataset's gold fields) or of
-compact {key, prediction} records, and one {key: prediction} JSON object; for
+Formats: JSON Lines of official records (with or without the dataset's gold fields), of
+compact {key, prediction} records or of the blank inputs' records with a prediction added
+(key, id, question and context, then prediction or pred_answer), and one {key: prediction}
+JSON object; for
 identification, JSON Lines of {key or id, label and/or score} with true/false labels.
 
 It accepts a file only when it can prove that the exact, line-by-line parser in formats.py
@@ -14,8 +16,10 @@ What has to be proven, and how (whole-file C or numpy calls; per record only the
   and there are as many records as lines, or the file is decoded line by line (a
   {key: prediction} object is one document, decoded whole);
 * every record has exactly the fields of one shape (official record with the dataset's gold
-  fields, with the question alone or with none of them, or compact {key, prediction}):
-  msgspec requires them all and forbids others;
+  fields, with the question alone or with none of them, compact {key, prediction}, or a
+  blank input's record with its prediction): msgspec requires them all and forbids others.
+  A record with a key is read by its key alone in the exact parser too, so the blank
+  record's id, question and context are kept raw (any JSON value, validated as JSON);
 * no field is repeated, at any depth: then the file would hold more keys than the n records
   decoded (n times the shape's fields). Every key ends with `"` right before its `:` once no
   `:` follows white space (checked), so the count of `":` bounds the keys of all objects
@@ -50,8 +54,9 @@ _JSON_WHITESPACE = np.frombuffer(b" \t\r\n", dtype=np.uint8)
 Shape = tuple[msgspec.json.Decoder[Any], int]
 
 
-def _shape(name: str, fields: Sequence[tuple[str, Any]]) -> Shape:
-    """A decoder requiring exactly these fields, and their number."""
+def _shape(name: str, fields: Sequence[tuple[str, Any] | tuple[str, Any, Any]]) -> Shape:
+    """A decoder requiring exactly these fields (name, type[, msgspec.field]), and their
+    number."""
     # gc=False: the records hold only ints, strings and Raw, so they cannot form a cycle;
     # untracked, the 2,795 records of a file trigger no garbage collections of their own.
     struct = msgspec.defstruct(name, list(fields), forbid_unknown_fields=True, gc=False)
@@ -62,14 +67,25 @@ def _official_shapes(name: str, context: Sequence[str]) -> tuple[Shape, ...]:
     """An official record with the dataset's gold fields (kept raw), with the question
     alone (the release's record without its answers, as the reference submissions and many
     systems write it), and without any of them."""
-    fields = [("id", int), *((f, str) for f in context), ("pred_answer", str)]
-    gold = [(f, msgspec.Raw) for f in _GOLD_FIELDS]
+    fields: list[tuple[str, Any]] = [("id", int), *((f, str) for f in context),
+                                     ("pred_answer", str)]
+    gold: list[tuple[str, Any]] = [(f, msgspec.Raw) for f in _GOLD_FIELDS]
     return (_shape(f"{name}Full", fields + gold),
             _shape(f"{name}Question", [*fields, ("question", msgspec.Raw)]),
             _shape(name, fields))
 
 
 _KEYED = _shape("Keyed", [("key", str), ("prediction", str)])
+
+
+def _blank_shapes(name: str, context: Sequence[str]) -> tuple[Shape, ...]:
+    """A record of the blank inputs (benchmark.Example.blank: key, id, question, context)
+    with its prediction under either name; the answer is read as `prediction`."""
+    fields = [("key", str), ("id", msgspec.Raw), ("question", msgspec.Raw),
+              *((f, msgspec.Raw) for f in context)]
+    return tuple(_shape(f"{name}Blank{number}", [*fields, ("prediction", str, msgspec.field(
+        name=answer_field))]) for number, answer_field in enumerate(("prediction",
+                                                                      "pred_answer")))
 _MAP_DECODER = msgspec.json.Decoder(dict[str, str])
 _ID_VALUES: list[list[tuple[str, Any]]] = [
     [("label", bool)], [("score", float)], [("label", bool), ("score", float)]]
@@ -136,6 +152,11 @@ _OFFICIAL: dict[str, tuple[tuple[Shape, ...], tuple[str, ...], Callable[[Any], A
     name: (_official_shapes(name.title().replace("-", ""), info.context_fields),
            tuple(info.context_fields), attrgetter("id", *info.context_fields),
            tuple(map(attrgetter, ("id", *info.context_fields))))
+    for name, info in TRACK_INFO.items() if not info.identification
+}
+#: The shapes of records naming their example by key, of every QA track of the registry.
+_KEYED_SHAPES: dict[str, tuple[Shape, ...]] = {
+    name: (_KEYED, *_blank_shapes(name.title().replace("-", ""), info.context_fields))
     for name, info in TRACK_INFO.items() if not info.identification
 }
 
@@ -311,7 +332,7 @@ def _read_lines(body: bytes, view: npt.NDArray[np.uint8], gold: GoldSplit) -> Re
     keyed = body.startswith(b'{"key"')
     shapes, context, name_of, getters = _OFFICIAL[gold.track]
     try:
-        records = _decode(body, view, [_KEYED] if keyed else shapes)
+        records = _decode(body, view, _KEYED_SHAPES[gold.track] if keyed else shapes)
     except (msgspec.DecodeError, ValueError):
         return None
     if keyed:

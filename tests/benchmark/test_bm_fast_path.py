@@ -90,8 +90,10 @@ def official_record(gold: GoldSplit, example: Example, prediction: str,
     return record
 
 
-FORMATS = ["official", "official-question", "official-bare", "compact", "map",
-           "map-indented", "list", "csv"]
+FORMATS = ["official", "official-question", "official-bare", "compact", "blank", "blank-pred",
+           "map", "map-indented", "list", "csv"]
+#: The blank inputs' records (Example.blank) with the prediction under each accepted name.
+BLANK_ANSWER_FIELD = {"blank": "prediction", "blank-pred": "pred_answer"}
 
 
 def write_file(gold: GoldSplit, predictions: list[str], fmt: str, order: list[int],
@@ -110,6 +112,9 @@ def write_file(gold: GoldSplit, predictions: list[str], fmt: str, order: list[in
         return json.dumps(mapping, ensure_ascii=ensure_ascii, indent=indent).encode()
     if fmt == "compact" or fmt == "list":
         records = [{"key": examples[i].key, "prediction": predictions[i]} for i in order]
+    elif fmt in BLANK_ANSWER_FIELD:
+        records = [{**examples[i].blank(), BLANK_ANSWER_FIELD[fmt]: predictions[i]}
+                   for i in order]
     else:
         fields: bool | str = "question" if fmt == "official-question" else fmt == "official"
         records = [official_record(gold, examples[i], predictions[i], fields) for i in order]
@@ -145,6 +150,8 @@ def reference_read(data: bytes, fmt: str) -> dict[str, str]:
     records = [json.loads(line) for line in text.split("\n") if line.strip()]
     if fmt == "compact":
         return {r["key"]: r["prediction"] for r in records}
+    if fmt in BLANK_ANSWER_FIELD:
+        return {r["key"]: r[BLANK_ANSWER_FIELD[fmt]] for r in records}
     keys = {"temp": lambda r: f"{r['id']}|{r['date']}|{r['date_type']}",
             "geo": lambda r: f"{r['id']}|{r['location']}",
             "curprev": lambda r: f"{r['id']}|{r['which']}",
@@ -217,8 +224,8 @@ def test_fast_and_exact_parsers_agree(case: tuple[GoldSplit, str, bytes, list[st
     # The fast path takes every well-formed JSON Lines file whose strings hold no ':', '{' or
     # '"' (which could hide a repeated field): it is really exercised here.
     strings = "".join(predictions) + "".join(a for e in gold for a in e.any_answers)
-    fast_formats = ("official", "official-question", "official-bare", "compact", "map",
-                    "map-indented")
+    fast_formats = ("official", "official-question", "official-bare", "compact", "blank",
+                    "blank-pred", "map", "map-indented")
     if fmt in fast_formats and not set(strings) & set(':{"'):
         assert fast_answers(raw, gold) is not None
 
@@ -253,6 +260,12 @@ MUTATIONS = {
     "id as a string": lambda ls, i: re.sub(r'"id": (-?\d+)', r'"id": "\1"', ls[i]),
     "id as a bool": lambda ls, i: re.sub(r'"id": (-?\d+)', '"id": true', ls[i]),
     "id as a float": lambda ls, i: re.sub(r'"id": (-?\d+)', r'"id": \1.0', ls[i]),
+    # A keyed record's id and question are not read (the exact parser reads the key alone):
+    # any JSON value passes there, and a nested object must still not hide a repeated field.
+    "id as an object": lambda ls, i: re.sub(r'"id": (-?\d+)', r'"id": {"n": \1, "n": 0}',
+                                            ls[i]),
+    "question as a list": lambda ls, i: ls[i].replace('"question": ', '"question": [1, ', 1)
+    .replace('", "', '"], "', 1) if '"question": ' in ls[i] else ls[i],
     "unknown key": lambda ls, i: ls[i].replace('"key": "', '"key": "0', 1),
     "blank line": lambda ls, i: ls[i] + "\n",
     "CRLF": lambda ls, i: ls[i] + "\r",
@@ -271,7 +284,8 @@ def _rarely(data: st.DataObject) -> bool:
 
 
 @settings(SETTINGS, max_examples=400)
-@given(gold=gold_splits(), fmt=st.sampled_from(["compact", "official", "official-question"]),
+@given(gold=gold_splits(), fmt=st.sampled_from(["compact", "official", "official-question",
+                                                "blank", "blank-pred"]),
        data=st.data(),
        mutations=st.lists(st.sampled_from(sorted(MUTATIONS)), min_size=1, max_size=2))
 def test_fast_path_accepts_only_what_the_exact_parser_accepts(
@@ -318,7 +332,8 @@ THREE = GoldSplit("temp", "test", [temp_example(1, "2019", "orig", ("a",)),
                                    temp_example(3, "2001", "sampled_year", ("c",))])
 
 
-@pytest.mark.parametrize("fmt", ["official", "official-question", "compact"])
+@pytest.mark.parametrize("fmt", ["official", "official-question", "compact", "blank",
+                                 "blank-pred"])
 @pytest.mark.parametrize("mutation", sorted(MUTATIONS))
 def test_each_damage_alone(mutation: str, fmt: str) -> None:
     lines = write_file(THREE, ["zz0", "zz1", "zz2"], fmt, [0, 1, 2], True, "\n").decode()
@@ -377,8 +392,8 @@ def test_fast_path_takes_the_official_and_compact_files(release_gold: Any) -> No
     order = list(range(len(gold)))
     rng.shuffle(order)
     predictions = [e.answers[0] for e in gold.examples]
-    for fmt in ("official", "official-question", "official-bare", "compact", "map",
-                "map-indented"):
+    for fmt in ("official", "official-question", "official-bare", "compact", "blank",
+                "blank-pred", "map", "map-indented"):
         data = write_file(gold, predictions, fmt, order, False, "\n")
         quick = fast_answers(data, gold)
         assert quick is not None, fmt
