@@ -79,12 +79,19 @@ class GoldSplit:
 
     @staticmethod
     def _normalized_sets(answer_lists: list[tuple[str, ...]]) -> tuple[frozenset[str], ...]:
-        """The normalized answers of every list as a set, each distinct answer normalized once."""
+        """The normalized answers of every list as a set, each distinct answer normalized once.
+
+        Equal sets are one object: a question's contexts often share their answers (and
+        always their any_answers), and a small frozenset takes 216 bytes or more, which
+        would cost a worker keeping every dev and test split ~10 MiB.
+        """
         flat = normalize_many([a for answers in answer_lists for a in answers])
         sets = []
+        shared: dict[frozenset[str], frozenset[str]] = {}
         start = 0
         for answers in answer_lists:
-            sets.append(frozenset(flat[start:start + len(answers)]))
+            normalized = frozenset(flat[start:start + len(answers)])
+            sets.append(shared.setdefault(normalized, normalized))
             start += len(answers)
         return tuple(sets)
 

@@ -89,3 +89,20 @@ def test_gold_labels_score_100(release_gold: GoldSet, track: str) -> None:
         assert value == 100.0, name
     if track == "temp-id":
         assert {"f1_nq_passage", "f1_nq_table", "f1_marco", "f1_webq"} <= result.metrics.keys()
+
+
+@pytest.mark.parametrize(("track", "split"), [("temp", "test"), ("geo", "dev")])
+def test_equal_normalized_answer_sets_are_one_object(release_gold: GoldSet, track: str,
+                                                     split: str) -> None:
+    """The normalized sets are each example's answers normalized, equal sets sharing one
+    object (a worker keeps them for every dev and test split)."""
+    gold = release_gold.get(track, split)
+    for sets, lists in ((gold.normalized_answers, [e.answers for e in gold]),
+                        (gold.normalized_any_answers,
+                         [e.any_answers or e.answers for e in gold])):
+        assert sets == tuple(frozenset(map(normalize_answer, a)) for a in lists)
+        objects: dict[frozenset[str], set[int]] = {}
+        for normalized in sets:
+            objects.setdefault(normalized, set()).add(id(normalized))
+        assert all(len(ids) == 1 for ids in objects.values())
+        assert len(objects) < len(sets)
