@@ -86,6 +86,8 @@ def _blank_shapes(name: str, context: Sequence[str]) -> tuple[Shape, ...]:
     return tuple(_shape(f"{name}Blank{number}", [*fields, ("prediction", str, msgspec.field(
         name=answer_field))]) for number, answer_field in enumerate(("prediction",
                                                                       "pred_answer")))
+
+
 _MAP_DECODER = msgspec.json.Decoder(dict[str, str])
 _ID_VALUES: list[list[tuple[str, Any]]] = [
     [("label", bool)], [("score", float)], [("label", bool), ("score", float)]]
