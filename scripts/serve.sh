@@ -10,11 +10,12 @@ cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3.11}
 command -v "$PYTHON" >/dev/null || PYTHON=python3
 VENV=${VENV:-.venv}
+case "$VENV" in /*) ;; *) VENV="$PWD/$VENV" ;; esac
 if [ ! -x "$VENV/bin/python" ]; then
   "$PYTHON" -m venv "$VENV"
 fi
 "$VENV/bin/python" -m pip install -q -e '.[classic]'
-export PATH="$PWD/$VENV/bin:$PATH"
+export PATH="$VENV/bin:$PATH"
 if [ -z "${SITUATEDQA_DATA:-}" ] && [ ! -d gold/release ]; then
   python -m benchmark fetch
 fi

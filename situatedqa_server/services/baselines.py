@@ -38,7 +38,6 @@ from benchmark import (
     Predictions,
     ScoreResult,
     ValidationError,
-    parse_predictions,
     score,
 )
 from benchmark.incremental import encode_predictions
@@ -331,11 +330,13 @@ class ScoredFile:
 def score_file(file: BaselineFile, targets: Sequence[GoldVersion]) -> ScoredFile:
     """Validate a file as an upload would be, and score it against every target version."""
     key = file.key
-    # The inputs participants answer: a baseline is read exactly like an upload.
-    inputs = gold_store.get_split(key.track, key.split)
+    # Read like a stored submission: against the inputs the run answered, the active
+    # version's first, then any other version's (a reference file made on the release keeps
+    # loading after a version retires or adds examples); each target then aligns it.
     try:
-        predictions = parse_predictions(file.data, inputs, filename=key.filename,
-                                        max_bytes=current_app.config["MAX_DECOMPRESSED_BYTES"])
+        predictions, inputs = versions.parse_for_some_version(
+            file.data, key.track, key.split, key.filename,
+            gold_store.active_version().id)
     except ValidationError as exc:
         raise BaselineError(f"{key}: the scorer rejects the file: {exc}") from None
     scored = ScoredFile(file, predictions, inputs)
@@ -692,10 +693,9 @@ def uploaded_file(data: bytes, filename: str, sidecar: bytes, sidecar_name: str,
         except (OSError, EOFError) as exc:
             raise BaselineError(f"{filename}: not a gzip file ({exc})") from None
     file = BaselineFile(key, data, meta)
-    inputs = gold_store.get_split(key.track, key.split)
     try:  # checked now, so the organizer learns at once, not from a failed job
-        parse_predictions(data, inputs, filename=filename,
-                          max_bytes=current_app.config["MAX_DECOMPRESSED_BYTES"])
+        versions.parse_for_some_version(data, key.track, key.split, filename,
+                                        gold_store.active_version().id)
     except ValidationError as exc:
         raise BaselineError(f"{key}: the scorer rejects the file: {exc}") from None
     return file

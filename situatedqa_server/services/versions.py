@@ -220,24 +220,38 @@ def read_stored(submission: Submission, uploaded_version_id: int | None = None,
     """
     if data is None:
         data = blobs.get(submission.file_sha256)
+    return parse_for_some_version(data, submission.track, submission.split,
+                                  submission.filename, uploaded_version_id)[0]
+
+
+def parse_for_some_version(data: bytes, track: str, split: str, filename: str,
+                           preferred_version_id: int | None = None,
+                           ) -> tuple[Predictions, GoldSplit]:
+    """A file's predictions and the inputs they answer: those of the preferred version first,
+    then of every other version (ValidationError of the first one tried if none accepts it).
+
+    A file made for an earlier version (a release-made dev file, a reference baseline) keeps
+    answering that version's inputs after a version retires or adds examples; scoring it
+    against another version aligns it (realign: retired examples dropped, added ones wrong).
+    """
     versions, first = _versions_of_transaction()
     if first is None:
         first = gold_store.first_version()  # raises GoldUnavailable
-    ordered = ([versions[uploaded_version_id]] if uploaded_version_id in versions else [])
+    ordered = ([versions[preferred_version_id]] if preferred_version_id in versions else [])
     ordered += list(versions.values())
     # The inputs of the hidden test split stay the release's (gold_store.inputs_of).
     candidates = dict.fromkeys(
-        (first if submission.split == HIDDEN_SPLIT else v).gold_sha256
+        (first if split == HIDDEN_SPLIT else v).gold_sha256
         for v in ordered)
     error: ValidationError | None = None
     max_bytes = current_app.config["MAX_DECOMPRESSED_BYTES"]
     for sha256 in candidates:
-        inputs = gold_store.load(sha256).get(submission.track, submission.split)
+        inputs = gold_store.load(sha256).get(track, split)
         try:
-            return parse_predictions(data, inputs, filename=submission.filename,
-                                     max_bytes=max_bytes)
+            return parse_predictions(data, inputs, filename=filename,
+                                     max_bytes=max_bytes), inputs
         except ValidationError as exc:
-            error = exc
+            error = error or exc
     raise error or ValidationError([])
 
 

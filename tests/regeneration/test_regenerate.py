@@ -17,6 +17,7 @@ from situatedqa_server.models import QuotaCounter, ReportedEntry, Score, Submiss
 from situatedqa_server.services import baselines as svc
 from situatedqa_server.services import versions
 from situatedqa_server.services.score_rows import new_score
+from tests.versions.conftest import update_on_every_qa_track
 
 from .conftest import database_state, write_qa_output
 
@@ -229,3 +230,34 @@ def test_reported_refresh_is_idempotent_and_repairs_edits(app: Flask, regenerate
             ReportedEntry.source.startswith(svc.REPORTED_PREFIX))
             .order_by(ReportedEntry.id)).all() == ids
         assert db.session.get_one(ReportedEntry, first).metrics != {"f1": 1.0}
+
+
+def test_reference_files_load_after_a_version_retires_and_adds_examples(
+        app: Flask, runner: Any, release_gold: GoldSet, tmp_path: Path) -> None:
+    """`baselines regenerate --quick` (the quick start's step) after such a version: the
+    release-made reference files are read against the release's inputs and aligned to each
+    version (retired examples dropped, added examples wrong); it exited 1 before."""
+    update = tmp_path / "every-qa-track.jsonl"
+    records = update_on_every_qa_track(release_gold)
+    update.write_text("".join(json.dumps(r) + "\n" for r in records))
+    _ok(runner.invoke(args=["gold", "build", "--from-update", str(update), "--name", "v2",
+                            "--as-of", "2026-11-01"]))
+    _ok(runner.invoke(args=["gold", "activate", "v2"]))
+    _ok(runner.invoke(args=["baselines", "regenerate", "--quick"]))
+    with app.app_context():
+        active = versions.version_named("v2")
+        assert active is not None and active.is_active
+        new_gold = versions.gold_of(active)
+        added = {(r["track"], r["split"]): r["key"] for r in records if r["action"] == "add"}
+        for (track, split), key in added.items():
+            rows = db.session.execute(select(Submission, Score).join(Score).where(
+                Submission.is_baseline.is_(True), Submission.track == track,
+                Submission.split == split, Score.gold_version_id == active.id)).all()
+            assert rows, (track, split)
+            target = new_gold.get(track, split)
+            position = target.keys.index(key)
+            for submission, row in rows:
+                assert row.n == len(target) == len(release_gold.get(track, split)), submission
+                assert row.outcomes[position] & 1 == 0  # the added example counts as wrong
+    # The boards show them under the active version.
+    assert any(e["baseline"] and not e["reported"] for e in _entries(app, "geo", "dev"))

@@ -15,7 +15,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from benchmark import GoldSet, GoldSplit
+from benchmark import QA_TRACKS, TRACK_INFO, GoldSet, GoldSplit
 from situatedqa_server.extensions import db
 from tests.server.conftest import (  # noqa: F401  (pytest finds fixtures by name)
     PASSWORD,
@@ -69,6 +69,26 @@ def update_records(gold: GoldSet) -> list[dict[str, Any]]:
         {"track": "temp", "split": "test", "key": test[1].key, "action": "retire",
          "reason": "secret retirement"},
     ]
+
+
+def update_on_every_qa_track(gold: GoldSet) -> list[dict[str, Any]]:
+    """A retirement and an addition on every QA track's dev and test split."""
+    records = []
+    for track in QA_TRACKS:
+        for split in ("dev", "test"):
+            examples = gold.get(track, split).examples
+            template = examples[2]
+            new_id = 990_000_000 + len(records)
+            records += [
+                {"track": track, "split": split, "key": examples[0].key, "action": "retire",
+                 "reason": "ambiguous"},
+                {"track": track, "split": split, "action": "add",
+                 "key": TRACK_INFO[track].key(new_id, template.context),
+                 "id": new_id, "question": f"added question {new_id}?",
+                 "context": dict(template.context), "answer": ["an added answer"],
+                 "partitions": list(template.partitions),
+                 "reason": "a new example"}]
+    return records
 
 
 @pytest.fixture
