@@ -48,7 +48,7 @@ from situatedqa_server import create_app
 from situatedqa_server.extensions import db
 from situatedqa_server.models import Job, JobBatch, Submission, Team, User
 from situatedqa_server.services import blobs, gold_store, versions
-from situatedqa_server.services.score_rows import new_score
+from situatedqa_server.services.evaluation import score_row
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -101,7 +101,7 @@ def seed(gold: GoldSet, n: int, rng: np.random.Generator,
                 predictions=encode_predictions(predictions, inputs)))
         db.session.add_all(submissions)
         db.session.flush()
-        db.session.add_all([new_score(s, version, result)
+        db.session.add_all([score_row(s, version, result)
                             for s, result in zip(submissions, results, strict=True)])
         db.session.commit()
     return per_board

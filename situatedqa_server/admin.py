@@ -83,8 +83,8 @@ def regenerate(mode: str) -> Response:
     params = {"mode": mode}
     try:
         job = jobs.start_regeneration(params, g.user, baselines.job_steps(params))
-    except (jobs.JobError, baselines.BaselineError) as exc:
-        flash(str(exc), "error")
+    except (jobs.JobError, baselines.BaselineError) as exc:  # back to the jobs page, saying why
+        flash(exc.message, "error")
         return redirect(url_for("admin.jobs_page"))
     tasks.start(job.id)
     flash(f"regeneration job {job.id} started ({mode})", "info")
@@ -108,8 +108,8 @@ def regenerate_from_file() -> Response:
         params = baselines.upload_params(file)
         job = jobs.start_regeneration(params, g.user, baselines.job_steps(params))
     except (jobs.JobError, baselines.BaselineError, gold_store.GoldUnavailable) as exc:
-        db.session.rollback()
-        flash(str(exc), "error")
+        db.session.rollback()  # back to the jobs page, saying why
+        flash(exc.message, "error")
         return redirect(url_for("admin.jobs_page"))
     tasks.start(job.id)
     flash(f"regeneration job {job.id} started: {file.key} from an uploaded run", "info")

@@ -11,7 +11,7 @@ from typing import Any, Literal, overload
 from flask import Blueprint, current_app, request
 from sqlalchemy import select
 
-from benchmark import HIDDEN_SPLIT, TRACK_INFO, TRACKS, FileTooLargeError, ValidationError
+from benchmark import TRACK_INFO, TRACKS
 
 from .errors import ApiError
 from .extensions import config_limit, db, limiter
@@ -20,10 +20,7 @@ from .models import Score, Submission, User
 from .openapi import check_board_query
 from .services import accounts, idempotency, ladder, quotas, scoring, visibility
 from .services.duplicates import DuplicateSubmission
-from .services.gold_store import GoldUnavailable
 from .services.leaderboards import (
-    BadBoardQuery,
-    UnknownVersion,
     iso,
     load_board,
     parse_board_query,
@@ -44,11 +41,7 @@ def token_user(required: bool = True) -> User | None:
             raise ApiError(401, "missing_token", "send an API token as 'Authorization: Bearer …'",
                            headers={"WWW-Authenticate": "Bearer"})
         return None
-    try:
-        return accounts.user_for_token(raw.strip())
-    except accounts.TokenError as exc:
-        raise ApiError(401, exc.code, exc.message,
-                       headers={"WWW-Authenticate": 'Bearer error="invalid_token"'}) from None
+    return accounts.user_for_token(raw.strip())  # TokenError: 401 with its code
 
 
 def submission_json(submission: Submission, score: Score | None) -> dict[str, Any]:
@@ -94,37 +87,15 @@ def create_submission() -> tuple[dict[str, Any], int]:
             idempotency.record(user, key, digest, body)
 
     try:
-        submit(user, form, data, before_commit)
-    except (idempotency.ConcurrentRequest, DuplicateSubmission) as exc:
-        # The same request, retried while the first was being stored: its response.
-        if key and (stored := replay(user, key, digest)) is not None:
-            return stored
-        if isinstance(exc, DuplicateSubmission):
-            raise ApiError(409, "duplicate_submission", str(exc),
-                           {"submission_id": exc.earlier_id}) from None
-        raise ApiError(409, "conflict", "a request with this Idempotency-Key is still being "
-                       "processed; retry in a moment") from None
-    return body, 201
-
-
-def submit(user: User, form: SubmissionForm, data: bytes,
-           before_commit: scoring.BeforeCommit) -> None:
-    """scoring.submit, its user errors as API errors (all leave nothing stored)."""
-    try:
         scoring.submit(user, form.track.data, form.split.data, data,
                        form.file.data.filename or "upload", form.to_meta(), before_commit)
-    except FileTooLargeError as exc:
-        raise ApiError(413, "file_too_large", str(exc), {"problems": exc.to_json()}) from None
-    except ValidationError as exc:
-        lead = scoring.rejection_lead(exc, form.track.data, form.split.data)
-        raise ApiError(400, "invalid_file", lead or "the file was rejected; nothing was stored",
-                       {"problems": exc.to_json(), "truncated": exc.truncated,
-                        "lead": lead}) from None
-    except quotas.QuotaExceeded as exc:
-        raise ApiError(429, "quota_exceeded", exc.message, exc.details,
-                       headers=quotas.retry_after(exc.details)) from None
-    except GoldUnavailable as exc:
-        raise ApiError(503, "gold_unavailable", str(exc)) from None
+    except (idempotency.ConcurrentRequest, DuplicateSubmission):
+        # The same request, retried while the first was being stored: its response (else
+        # the error itself, rendered by the one handler).
+        if key and (stored := replay(user, key, digest)) is not None:
+            return stored
+        raise
+    return body, 201
 
 
 def idempotency_key() -> str | None:
@@ -141,10 +112,7 @@ def idempotency_key() -> str | None:
 
 def replay(user: User, key: str, digest: str) -> tuple[dict[str, Any], int] | None:
     """The first response to this key, or None; 422 when the key named another request."""
-    try:
-        return idempotency.replay(user, key, digest)
-    except idempotency.KeyReused as exc:
-        raise ApiError(422, "idempotency_key_reused", str(exc)) from None
+    return idempotency.replay(user, key, digest)  # KeyReused: 422
 
 
 @bp.get("/submissions")
@@ -169,8 +137,6 @@ def get_submission(submission_id: int) -> dict[str, Any]:
 def get_examples(submission_id: int) -> dict[str, Any]:
     """Per-example rows of a team's own dev or train submission (never test)."""
     submission = visibility.changeable(submission_id, token_user())
-    if submission.split == HIDDEN_SPLIT:
-        raise ApiError(404, "hidden_split", "per-example feedback is not given on the test split")
     return {"id": submission.id, "examples": scoring.example_rows(submission)}
 
 
@@ -179,11 +145,7 @@ def publish(submission_id: int) -> dict[str, Any]:
     """Publish a submission on the leaderboard."""
     user = token_user()
     submission = visibility.changeable(submission_id, user)
-    try:
-        visibility.publish(submission, user)
-    except visibility.NotReleased as exc:
-        raise ApiError(409, "not_released", str(exc),
-                       {"shown_submission_id": submission.shown_submission_id}) from None
+    visibility.publish(submission, user)  # NotReleased: 409
     return submission_json(submission, scoring.score_for(submission))
 
 
@@ -208,17 +170,8 @@ def delete(submission_id: int) -> tuple[str, int]:
 def leaderboard(track: str) -> dict[str, Any]:
     """A leaderboard page as JSON (same query parameters as the page)."""
     check_board_query(track, request.args)
-    try:
-        board = load_board(parse_board_query(track, request.args,
-                                              current_app.config["LEADERBOARD_PAGE_SIZE"]))
-    except UnknownVersion as exc:
-        raise ApiError(404, "unknown_version", str(exc)) from None
-    except BadBoardQuery as exc:
-        if track not in TRACK_INFO:
-            raise ApiError(404, "not_found", str(exc)) from None
-        raise ApiError(400, "invalid_query", str(exc)) from None
-    except GoldUnavailable as exc:
-        raise ApiError(503, "gold_unavailable", str(exc)) from None
+    board = load_board(parse_board_query(track, request.args,
+                                          current_app.config["LEADERBOARD_PAGE_SIZE"]))
     q = board.query
     return {"track": q.track, "split": q.split, "primary_metric": board.primary,
             "gold_version": board.version, "columns": board.columns,

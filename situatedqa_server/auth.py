@@ -139,10 +139,10 @@ def register() -> Any:
         try:
             user = accounts.create_user(form.username.data, form.email.data,
                                         form.password.data, team_name=form.team.data or None)
-        except accounts.AccountError as exc:
+        except accounts.AccountError as exc:  # the form again, saying why
             db.session.rollback()
-            flash(str(exc), "error")
-            return render_template("auth/register.html", form=form), 400
+            flash(exc.message, "error")
+            return render_template("auth/register.html", form=form), exc.http_status
         db.session.commit()
         _start_session(user)
         flash("Your account was created. Next: create an API token below, or upload "
@@ -229,10 +229,10 @@ def change_password() -> Any:
         return _account_page(password_form=form), 400
     try:
         accounts.change_password(g.user, form.current_password.data, form.new_password.data)
-    except accounts.AccountError as exc:
+    except accounts.AccountError as exc:  # the form again, saying why
         db.session.rollback()
-        flash(str(exc), "error")
-        return _account_page(password_form=form), 400
+        flash(exc.message, "error")
+        return _account_page(password_form=form), exc.http_status
     db.session.commit()
     _start_session(g.user)
     flash("Password changed; every other session was logged out.", "info")

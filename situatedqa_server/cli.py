@@ -14,7 +14,7 @@ from tqdm import tqdm
 
 from benchmark import SPLITS, TRACK_INFO, TRACKS, GoldError, ValidationError
 from benchmark.release import DEFAULT_DOWNLOAD_DIR
-from benchmark.versions import Change, UpdateError
+from benchmark.versions import Change
 
 from . import tasks
 from .extensions import db
@@ -28,16 +28,31 @@ from .models import (
     Submission,
     User,
 )
-from .services import accounts, blobs, gold_store, jobs, scoring, versions, visibility
+from .services import accounts, gold_store, jobs, versions, visibility
 from .services import baselines as baseline_service
+from .services.errors import ServiceError
 
-gold_cli = AppGroup("gold", help="Import the canonical gold; build and activate versions.")
-users_cli = AppGroup("users", help="Create and list accounts.")
-tokens_cli = AppGroup("tokens", help="Create and revoke API tokens.")
-submissions_cli = AppGroup("submissions", help="List, hide, unhide and rescore submissions.")
-reported_cli = AppGroup("reported", help="Numbers reported in the paper.")
-baselines_cli = AppGroup("baselines", help="Baseline entries and the paper's numbers.")
-jobs_cli = AppGroup("jobs", help="Job workers and the long jobs they run.")
+#: What a command's user can fix, printed as "Error: …" with exit status 1 (no traceback).
+USER_ERRORS = (ServiceError, GoldError, ValidationError)
+
+
+class CommandGroup(AppGroup):
+    """A group of organizer commands: a service error ends a command as a click error."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except USER_ERRORS as exc:
+            raise click.ClickException(str(exc)) from None
+
+
+gold_cli = CommandGroup("gold", help="Import the canonical gold; build and activate versions.")
+users_cli = CommandGroup("users", help="Create and list accounts.")
+tokens_cli = CommandGroup("tokens", help="Create and revoke API tokens.")
+submissions_cli = CommandGroup("submissions", help="List, hide, unhide and rescore submissions.")
+reported_cli = CommandGroup("reported", help="Numbers reported in the paper.")
+baselines_cli = CommandGroup("baselines", help="Baseline entries and the paper's numbers.")
+jobs_cli = CommandGroup("jobs", help="Job workers and the long jobs they run.")
 
 
 def _release_dir(explicit: Path | None) -> Path:
@@ -52,10 +67,7 @@ def _release_dir(explicit: Path | None) -> Path:
 def gold_import(source: Path | None) -> None:
     """Verify the release against gold/manifest.json and store it in the database as the
     first gold version (a no-op when it is there already)."""
-    try:
-        gold, version = gold_store.import_gold(_release_dir(source))
-    except (GoldError, gold_store.GoldUnavailable) as exc:
-        raise click.ClickException(str(exc)) from None
+    gold, version = gold_store.import_gold(_release_dir(source))
     for track, split in gold.available():
         click.echo(f"{track:8} {split:5} {len(gold.get(track, split)):6} examples")
     click.echo(f"gold version {version.name!r} (active: {version.is_active}), stored in the "
@@ -111,8 +123,6 @@ def gold_build(update: Path, name: str, as_of: Any, note: str, parent: str | Non
         version = versions.build_version(
             update.read_text(encoding="utf-8"), update.name, name, as_of.date(), note, None,
             _gold_version(parent) if parent else None)
-    except (UpdateError, versions.VersionError, gold_store.GoldUnavailable) as exc:
-        raise click.ClickException(str(exc)) from None
     except UnicodeDecodeError:
         raise click.ClickException(f"{update}: not UTF-8 text") from None
     _echo_changes(versions.stored_changes(version))
@@ -136,11 +146,8 @@ def gold_activate(name: str, background: bool, restart: bool, full: bool) -> Non
     Without --background the rescore runs in this process; job workers that run at the
     same time share its batches.
     """
-    try:
-        job = jobs.start_activation(_gold_version(name), None, restart=restart,
-                                    incremental=not full)
-    except versions.VersionError as exc:
-        raise click.ClickException(str(exc)) from None
+    job = jobs.start_activation(_gold_version(name), None, restart=restart,
+                                incremental=not full)
     if background:
         tasks.start(job.id)
         click.echo(f"rescore job {job.id} queued: {job.total} submissions in "
@@ -181,11 +188,8 @@ def _user(name: str) -> User:
 @click.option("--admin", is_flag=True, help="Make the user an organizer.")
 def users_create(name: str, email: str, password: str, team: str | None, admin: bool) -> None:
     """Create a user, joining --team if it exists."""
-    try:
-        user = accounts.create_user(name, email, password, team_name=team, join_team=True,
-                                    is_admin=admin)
-    except accounts.AccountError as exc:
-        raise click.ClickException(str(exc)) from None
+    user = accounts.create_user(name, email, password, team_name=team, join_team=True,
+                                is_admin=admin)
     db.session.commit()
     click.echo(f"created user {user.username} (id {user.id}) in team {user.team.name}"
                + (" as organizer" if admin else ""))
@@ -269,28 +273,23 @@ def submissions_unhide(submission_id: int, reason: str) -> None:
 
 @submissions_cli.command("rescore")
 @click.option("--gold-version", "version_name", help="Gold version (default: the active one).")
-def submissions_rescore(version_name: str | None) -> None:
-    """Score every stored submission again against a gold version."""
-    try:
-        version = (db.session.scalar(select(GoldVersion).where(GoldVersion.name == version_name))
-                   if version_name else gold_store.active_version())
-        if version is None:
-            raise click.ClickException(f"no gold version named {version_name!r}")
-        gold = versions.gold_of(version)
-    except gold_store.GoldUnavailable as exc:
-        raise click.ClickException(str(exc)) from None
-    done = failed = 0
-    for submission in db.session.scalars(select(Submission).order_by(Submission.id)).all():
-        try:
-            scoring.rescore(submission, version, gold.get(submission.track, submission.split))
-            db.session.commit()
-            done += 1
-        except (ValidationError, GoldError, blobs.MissingFile) as exc:
-            db.session.rollback()
-            failed += 1
-            click.echo(f"submission {submission.id}: not rescored ({type(exc).__name__})",
-                       err=True)
-    click.echo(f"rescored {done} submissions against {version.name!r}; {failed} failed")
+@click.option("--full", is_flag=True,
+              help="Parse and score every stored file again, as after a parser or scorer "
+                   "change (default: carry over the parent version's rows where the version "
+                   "did not change a board, and re-evaluate only changed examples).")
+def submissions_rescore(version_name: str | None, full: bool) -> None:
+    """Score every stored submission again against a published gold version and replace
+    its rows: the rescore job, run in this process (the active version stays active)."""
+    version = _gold_version(version_name) if version_name else gold_store.active_version()
+    job = jobs.start_rescore(version, None, incremental=not full)
+    with tqdm(total=job.total, unit="submission", disable=None) as bar:
+        def advance(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+        job = jobs.run_inline(job.id, progress=advance)
+    if job.status != JobStatus.DONE.value:
+        raise click.ClickException(f"rescore job {job.id} failed: {job.error}")
+    click.echo(f"rescored {job.total} submissions against {version.name!r} (job {job.id})")
 
 
 @reported_cli.command("import")
@@ -362,19 +361,16 @@ def baselines_regenerate(from_files: tuple[str, ...], from_dir: Path | None,
     if given and (runners or with_minilm or tracks or splits):
         raise click.UsageError("--from-file/--from-dir take files as they are; --runner, "
                                "--track, --split and --with-minilm choose what to run")
-    try:
-        files = [baseline_service.parse_spec(spec) for spec in from_files]
-        files += baseline_service.discover(from_dir) if from_dir else []
-        if quick and baseline_service.REFERENCE_DIR.is_dir():
-            # The committed reference outputs: the same files a rerun writes, read in seconds.
-            files, given = baseline_service.discover(baseline_service.REFERENCE_DIR), True
-        runs = [] if given or reported_only else baseline_service.default_plan(
-            runners, tracks, splits, with_minilm=with_minilm)
-        report = baseline_service.regenerate(
-            runs, files, data_dir=_release_dir(data) if runs else None, seed=seed,
-            threads=threads, progress=lambda line: click.echo(line, err=True))
-    except (baseline_service.BaselineError, gold_store.GoldUnavailable) as exc:
-        raise click.ClickException(str(exc)) from None
+    files = [baseline_service.parse_spec(spec) for spec in from_files]
+    files += baseline_service.discover(from_dir) if from_dir else []
+    if quick and baseline_service.REFERENCE_DIR.is_dir():
+        # The committed reference outputs: the same files a rerun writes, read in seconds.
+        files, given = baseline_service.discover(baseline_service.REFERENCE_DIR), True
+    runs = [] if given or reported_only else baseline_service.default_plan(
+        runners, tracks, splits, with_minilm=with_minilm)
+    report = baseline_service.regenerate(
+        runs, files, data_dir=_release_dir(data) if runs else None, seed=seed,
+        threads=threads, progress=lambda line: click.echo(line, err=True))
     for change in report.entries:
         click.echo(f"{change.action:8} {change.key}  submission {change.submission_id}"
                    + "".join(f" (replaces {i})" for i in change.removed_ids))

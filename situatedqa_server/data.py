@@ -17,10 +17,7 @@ bp = Blueprint("data", __name__, url_prefix="/data")
 def _split_or_404(track: str, split: str) -> GoldSplit:
     if track not in TRACKS or split not in SPLITS:
         abort(404)
-    try:
-        return gold_store.get_split(track, split)
-    except gold_store.GoldUnavailable as exc:
-        abort(503, str(exc))
+    return gold_store.get_split(track, split)
 
 
 def _jsonl(records: Iterator[dict[str, object]], filename: str) -> Response:

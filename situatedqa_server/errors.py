@@ -1,4 +1,10 @@
-"""One error shape for the API, plain pages for browsers, and security headers on everything."""
+"""One handler for every error: the JSON shape under /api, the site's error page elsewhere.
+
+Service errors (services/errors.ServiceError) carry their status, code and a message safe
+to show; Werkzeug's HTTP errors (404, 405, 413, CSRF) and unexpected exceptions (a 500,
+logged without their messages) go through the same `respond`. Security headers are added to
+every response here too.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,8 @@ from flask import Flask, Response, current_app, g, render_template, request, ses
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException, InternalServerError, MethodNotAllowed
 
+from .services.errors import ServiceError
+
 log = logging.getLogger(__name__)
 
 CONTENT_SECURITY_POLICY = (
@@ -18,22 +26,47 @@ CONTENT_SECURITY_POLICY = (
 )
 
 
-class ApiError(HTTPException):
-    """An error with a machine-readable code and details, rendered in the one error shape."""
+class ApiError(ServiceError):
+    """A view's own refusal (a missing token, an invalid form) with its status and code."""
 
     def __init__(self, status: int, code: str, message: str,
                  details: Any = None, headers: dict[str, str] | None = None) -> None:
-        super().__init__(description=message)
-        self.code = status
-        self.error_code = code
-        self.details = details
-        self.extra_headers = headers or {}
+        super().__init__(message, details, headers=headers)
+        self._status = status
+        self._code = code
+
+    @property
+    def http_status(self) -> int:
+        """The status this refusal is answered with."""
+        return self._status
+
+    @property
+    def error_code(self) -> str:
+        """The refusal's code."""
+        return self._code
+
+
+#: What a page says, in the site's words, for the statuses a visitor meets, and where to go.
+PAGE_WORDS: dict[int, tuple[str, str]] = {
+    400: ("That request could not be used", "Check what you sent and try again."),
+    401: ("Please log in", "Log in, or send an API token, to do this."),
+    403: ("Not allowed", "Your account cannot do this. Organizers can; ask them."),
+    404: ("Page not found", "There is no page at this address: it may have moved, or the "
+                            "submission, track or version may not exist or not be public."),
+    405: ("Not available this way", "This address exists, but not for this kind of request "
+                                    "(for example a form sent to a page that only shows)."),
+    409: ("That conflicts with what is there", "Nothing was changed."),
+    413: ("Too large", "The upload is larger than the server accepts."),
+    429: ("Too many requests", "Wait a moment, then try again."),
+    500: ("Something went wrong on our side", "The error was logged. Try again in a "
+                                              "moment; if it keeps happening, tell the "
+                                              "organizers what you were doing."),
+    503: ("Not available right now", "The server is not ready for this yet; try again later."),
+}
 
 
 def error_code_of(error: HTTPException) -> str:
     """A snake_case code for an HTTP error, e.g. not_found, request_entity_too_large."""
-    if isinstance(error, ApiError):
-        return error.error_code
     if isinstance(error, CSRFError):
         return "csrf_failed"
     return (error.name or "error").lower().replace(" ", "_").replace("-", "_")
@@ -51,30 +84,47 @@ def session_lost() -> bool:
 
 def message_of(error: HTTPException) -> str:
     """A message for the user; Werkzeug's generic 413 text says nothing about the cap."""
-    if error.code == 413 and not isinstance(error, ApiError):
+    if error.code == 413:
         limit = current_app.config["MAX_CONTENT_LENGTH"]
         return f"the upload is larger than the server's limit of {limit} bytes"
+    if error.description == type(error).description and error.code in PAGE_WORDS:
+        return PAGE_WORDS[error.code][1]  # the site's words, not Werkzeug's stock sentence
     return error.description or error.name or "error"
 
 
 def render_error(error: HTTPException) -> tuple[Any, int]:
-    """The one JSON error shape for the API, an HTML page elsewhere.
+    """Werkzeug's HTTP errors (404, 405, 413, CSRF, …) in the one shape (see respond).
 
     A page form posted after its session ended is answered by auth's handler for CSRFError.
     """
     status = error.code or 500
-    payload = {"error": {"code": error_code_of(error), "message": message_of(error),
-                         "details": getattr(error, "details", None)}}
-    headers = dict(getattr(error, "extra_headers", {}))
-    if status == 429 and "Retry-After" not in headers:
+    headers: dict[str, str] = {}
+    if status == 429:
         retry = getattr(error, "retry_after", None)
         if retry:
             headers["Retry-After"] = str(int(retry))
     if isinstance(error, MethodNotAllowed) and error.valid_methods:
         headers["Allow"] = ", ".join(error.valid_methods)
+    return respond(status, error_code_of(error), message_of(error), None, headers)
+
+
+def render_service_error(error: ServiceError) -> tuple[Any, int]:
+    """A service's error, with the status, code and message it carries (see respond)."""
+    return respond(error.http_status, error.error_code, error.message, error.details,
+                   error.headers)
+
+
+def respond(status: int, code: str, message: str, details: Any,
+            headers: dict[str, str]) -> tuple[Any, int]:
+    """The one JSON error shape under /api/, the site's error page elsewhere."""
+    payload = {"error": {"code": code, "message": message, "details": details}}
     if wants_json():
         return payload, status, headers  # type: ignore[return-value]
-    page = render_template("error.html", status=status, error=payload["error"])
+    title, advice = PAGE_WORDS.get(status, PAGE_WORDS[500 if status >= 500 else 400])
+    if advice == message:
+        advice = ""
+    page = render_template("error.html", status=status, error=payload["error"], title=title,
+                           advice=advice)
     return page, status, headers  # type: ignore[return-value]
 
 
@@ -118,5 +168,6 @@ def add_security_headers(response: Response) -> Response:
 def init_app(app: Flask) -> None:
     """Register the handlers on the app (all paths, so unknown /api/ routes get JSON too)."""
     app.register_error_handler(HTTPException, render_error)
+    app.register_error_handler(ServiceError, render_service_error)
     app.register_error_handler(Exception, handle_unexpected)
     app.after_request(add_security_headers)

@@ -33,15 +33,14 @@ def post_worker_init(worker: Any) -> None:
     """Load the gold and its scoring caches before the worker takes requests, freeze them out
     of the garbage collector's walks; trim when idle."""
     from .memory import TrimWhenIdle, freeze_long_lived
-    from .services.gold_store import GoldUnavailable, warm_up
+    from .services.gold_store import warm_up
 
     # Freed upload memory goes back to the system when the worker is idle (memory.py).
     worker.wsgi.wsgi_app = TrimWhenIdle(worker.wsgi.wsgi_app)
 
-    try:
-        with worker.wsgi.app_context():
-            warm_up()
-    except GoldUnavailable as exc:
-        worker.log.warning("gold not loaded at start: %s", exc)
+    with worker.wsgi.app_context():
+        missing = warm_up()
+    if missing is not None:
+        worker.log.warning("gold not loaded at start: %s", missing)
     # What it loaded lives as long as the worker: out of the collector's full walks.
     freeze_long_lived()

@@ -15,9 +15,8 @@ from flask import (
     url_for,
 )
 from sqlalchemy import select
-from werkzeug.exceptions import NotFound
 
-from benchmark import HIDDEN_SPLIT, TRACK_INFO
+from benchmark import HIDDEN_SPLIT
 
 from .extensions import db
 from .models import GoldVersion, Score, Submission, Team
@@ -31,12 +30,9 @@ from .services import (
     scoring,
     visibility,
 )
-from .services.gold_store import GoldUnavailable
 from .services.leaderboards import (
-    BadBoardQuery,
     Board,
     BoardQuery,
-    UnknownVersion,
     board_version,
     column_label,
     load_board,
@@ -83,10 +79,7 @@ def board_spec(track: str, kind: str) -> plots.PlotSpec:
     if kind not in BOARD_PLOTS:
         abort(404)
     query = board_query(track, per_page=1)
-    try:
-        version = board_version(query)
-    except UnknownVersion as exc:
-        abort(404, str(exc))
+    version = board_version(query)
     if kind == "sota":
         return plots.sota_plot(track, query.split, version.id)
     top = min(max(1, request.args.get("top", DEFAULT_TOP, type=int) or DEFAULT_TOP),
@@ -96,10 +89,7 @@ def board_spec(track: str, kind: str) -> plots.PlotSpec:
 
 def board_query(track: str, per_page: int) -> BoardQuery:
     """The board the query string names: 404 for an unknown track, 400 for bad parameters."""
-    try:
-        return parse_board_query(track, request.args, per_page)
-    except BadBoardQuery as exc:
-        abort(404 if track not in TRACK_INFO else 400, str(exc))
+    return parse_board_query(track, request.args, per_page)
 
 
 def image(spec: plots.PlotSpec, fmt: str) -> Response:
@@ -119,19 +109,13 @@ def image(spec: plots.PlotSpec, fmt: str) -> Response:
 def submission_plot(submission_id: int, kind: str, fmt: str) -> Response:
     """A submission's plot: scores per partition, EM by year (temp), by location (geo)."""
     submission, score = scored(submission_id)
-    try:
-        return image(submission_spec(submission, score, kind), fmt)
-    except GoldUnavailable as exc:
-        abort(503, str(exc))
+    return image(submission_spec(submission, score, kind), fmt)
 
 
 @bp.get("/leaderboards/<track>/plots/<kind>.<fmt>")
 def board_plot(track: str, kind: str, fmt: str) -> Response:
     """A leaderboard's plot: the top N across partitions, or the state of the art over time."""
-    try:
-        return image(board_spec(track, kind), fmt)
-    except GoldUnavailable as exc:
-        abort(503, str(exc))
+    return image(board_spec(track, kind), fmt)
 
 
 class PickError(Exception):
@@ -154,8 +138,8 @@ def compare() -> tuple[str, int]:
     try:
         result = diagnostics.compare_scores(a, score_a, b, score_b,
                                             current_app.config["BOOTSTRAP_RESAMPLES"])
-    except diagnostics.NotComparable as exc:
-        return compare_page(a, b, problem=str(exc)), 400
+    except diagnostics.NotComparable as exc:  # the compare page again, saying why
+        return compare_page(a, b, problem=exc.message), exc.http_status
     filters = compare_filters()
     rows = diagnostics.filter_compared(result.examples, filters["partition"],
                                        filters["show"] == "differ")
@@ -191,7 +175,7 @@ def picked_submission(name: str) -> tuple[Submission, Score] | None:
                         "pick a submission from the list", 400)
     try:
         submission = visibility.visible(int(raw), g.user)
-    except NotFound:
+    except visibility.NoSuchSubmission:
         raise PickError(f"{name.upper()}: there is no submission {int(raw)} that you may see "
                         "(it does not exist, was deleted, or is private to another team)",
                         404) from None
@@ -286,29 +270,20 @@ def paginate(rows: list[dict[str, Any]]) -> tuple[dict[str, int], list[dict[str,
 
 def export_payload(track: str) -> dict[str, Any]:
     """A leaderboard (up to 1000 entries a page) with every column, CI and rank group."""
-    try:
-        board = load_board(board_query(track, per_page=1000))
-    except BadBoardQuery as exc:
-        abort(404, str(exc))
+    board = load_board(board_query(track, per_page=1000))
     return exports.board_payload(board, groups_of(board), board.version)
 
 
 @bp.get("/leaderboards/<track>.json")
 def export_json(track: str) -> dict[str, Any]:
     """A leaderboard as JSON with CIs and rank groups."""
-    try:
-        return export_payload(track)
-    except GoldUnavailable as exc:
-        abort(503, str(exc))
+    return export_payload(track)
 
 
 @bp.get("/leaderboards/<track>.csv")
 def export_csv(track: str) -> Response:
     """A leaderboard as CSV: every metric with its CI bounds, and the rank group."""
-    try:
-        payload = export_payload(track)
-    except GoldUnavailable as exc:
-        abort(503, str(exc))
+    payload = export_payload(track)
     filename = f"situatedqa-{payload['track']}-{payload['split']}.csv"
     return Response(exports.payload_csv(payload), mimetype="text/csv",
                     headers={"Content-Disposition": f"attachment; filename={filename}"})

@@ -6,19 +6,16 @@ import csv
 import io
 from typing import Any
 
-from flask import Blueprint, Response, abort, current_app, render_template, request, url_for
+from flask import Blueprint, Response, current_app, render_template, request, url_for
 
 from benchmark import SPLITS, TRACK_INFO, TRACKS
 from benchmark.equivalence import LENIENT_RULES, lenient_family
 
 from .models import ModelType
 from .services import gold_store
-from .services.gold_store import GoldUnavailable
 from .services.leaderboards import (
     TEXT_COLUMNS,
-    BadBoardQuery,
     Board,
-    UnknownVersion,
     column_label,
     load_board,
     parse_board_query,
@@ -42,16 +39,8 @@ def index() -> str:
 
 def board_from_request(track: str) -> Board:
     """The leaderboard page the query string asks for (404 on an unknown name)."""
-    try:
-        query = parse_board_query(track, request.args,
-                                  current_app.config["LEADERBOARD_PAGE_SIZE"])
-        return load_board(query)
-    except UnknownVersion as exc:
-        abort(404, str(exc))
-    except BadBoardQuery as exc:
-        abort(404 if track not in TRACK_INFO else 400, str(exc))
-    except GoldUnavailable as exc:
-        abort(503, str(exc))
+    query = parse_board_query(track, request.args, current_app.config["LEADERBOARD_PAGE_SIZE"])
+    return load_board(query)
 
 
 @bp.get("/<track>")

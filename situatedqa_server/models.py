@@ -287,6 +287,10 @@ class JobStatus(enum.StrEnum):
     FAILED = "failed"
 
 
+#: The states of a job that is not finished yet (queued, or running).
+UNFINISHED_JOB_STATES = (JobStatus.QUEUED.value, JobStatus.RUNNING.value)
+
+
 class JobKind(enum.StrEnum):
     """What a job does: rescore into a gold version and activate it, or regenerate baselines."""
 

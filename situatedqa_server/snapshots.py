@@ -18,7 +18,6 @@ from .extensions import db
 from .models import Snapshot
 from .services import exports
 from .services import snapshots as service
-from .services.gold_store import GoldUnavailable
 
 bp = Blueprint("snapshots", __name__, url_prefix="/snapshots")
 
@@ -61,11 +60,8 @@ def create() -> BaseResponse | tuple[str, int]:
         snapshots = db.session.scalars(select(Snapshot).order_by(Snapshot.id.desc())).all()
         return render_template("insight/snapshots/index.html", form=form,
                                snapshots=snapshots), 400
-    try:
-        snapshot = service.freeze(form.track.data, form.split.data, form.title.data,
-                                  form.note.data or "", g.user)
-    except GoldUnavailable as exc:
-        abort(503, str(exc))
+    snapshot = service.freeze(form.track.data, form.split.data, form.title.data,
+                              form.note.data or "", g.user)
     flash(f"snapshot {snapshot.slug} frozen", "info")
     return redirect(url_for("snapshots.show", slug=snapshot.slug))
 

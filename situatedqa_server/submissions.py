@@ -8,15 +8,14 @@ from flask import Blueprint, abort, flash, g, redirect, render_template, request
 from sqlalchemy import select
 from werkzeug.wrappers import Response
 
-from benchmark import HIDDEN_SPLIT, SPLITS, TRACK_INFO, FileTooLargeError, ValidationError
+from benchmark import HIDDEN_SPLIT, SPLITS, TRACK_INFO
 
 from .auth import login_required
 from .extensions import config_limit, db, limiter
 from .forms import ActionForm, SubmissionForm
 from .models import Submission
-from .services import ladder, quotas, scoring, visibility
+from .services import evaluation, ladder, quotas, scoring, visibility
 from .services.duplicates import DuplicateSubmission
-from .services.gold_store import GoldUnavailable
 from .services.leaderboards import column_label
 
 bp = Blueprint("submissions", __name__, url_prefix="/submissions")
@@ -50,19 +49,14 @@ def upload() -> Any:
         submission, _ = scoring.submit(g.user, form.track.data, form.split.data,
                                        upload_file.read(), upload_file.filename or "upload",
                                        form.to_meta())
-    except ValidationError as exc:
-        status = 413 if isinstance(exc, FileTooLargeError) else 400
-        lead = scoring.rejection_lead(exc, form.track.data, form.split.data)
-        return render_template("submissions/upload.html", form=form, quota=quota, lead=lead,
-                               problems=exc.problems, truncated=exc.truncated), status
-    except DuplicateSubmission as exc:
-        flash(str(exc), "error")
-        return render_template("submissions/upload.html", form=form, quota=quota), 409
-    except quotas.QuotaExceeded as exc:
+    except evaluation.InvalidFile as exc:  # the form again, with every problem of the file
+        return render_template("submissions/upload.html", form=form, quota=quota,
+                               lead=exc.lead, problems=exc.error.problems,
+                               truncated=exc.error.truncated), exc.http_status
+    except (DuplicateSubmission, quotas.QuotaExceeded) as exc:  # the form again, to retry
         flash(exc.message, "error")
-        return render_template("submissions/upload.html", form=form, quota=quota), 429
-    except GoldUnavailable as exc:
-        abort(503, str(exc))
+        return render_template("submissions/upload.html", form=form,
+                               quota=quota), exc.http_status
     return redirect(url_for("submissions.detail", submission_id=submission.id))
 
 
@@ -122,9 +116,9 @@ def publish(submission_id: int) -> Response | tuple[str, int]:
     """Show the submission on the public leaderboard (409 if the Ladder withheld it)."""
     try:
         visibility.publish(visibility.changeable(submission_id, g.user), g.user)
-    except visibility.NotReleased as exc:
-        flash(str(exc), "error")
-        return detail(submission_id), 409
+    except visibility.NotReleased as exc:  # the submission's page again, saying why
+        flash(exc.message, "error")
+        return detail(submission_id), exc.http_status
     flash("published on the leaderboard", "info")
     return redirect(url_for("submissions.detail", submission_id=submission_id))
 

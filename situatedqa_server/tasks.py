@@ -95,10 +95,7 @@ def _finish(job_id: int) -> None:
 
 def _regenerate(job_id: int) -> None:
     """Regenerate the baselines as the job's parameters say."""
-    try:
-        jobs.run_regeneration(job_id, baselines.run_job_params)
-    except baselines.BaselineError as exc:
-        jobs.fail(job_id, str(exc))
+    jobs.run_regeneration(job_id, baselines.run_job_params)
 
 
 def dispatch(kind: str, ident: int) -> None:
@@ -154,9 +151,8 @@ def run_worker(app: Flask, concurrency: int, loglevel: str) -> None:
     # first batches do not each parse the active version (~1 s) while the job waits.
     with app.app_context():
         try:
-            gold_store.warm_up()
-        except gold_store.GoldUnavailable:
-            log.info("no active gold version yet: the worker parses it on first use")
+            if gold_store.warm_up() is not None:
+                log.info("no active gold version yet: the worker parses it on first use")
         finally:
             db.session.remove()
             db.engine.dispose()

@@ -16,6 +16,7 @@ from sqlalchemy.orm import joinedload
 from ..extensions import db
 from ..inputs import clean_name, name_problem
 from ..models import ApiToken, Team, User, utcnow
+from .errors import ServiceError
 
 MIN_PASSWORD_LENGTH = 15  # NIST SP 800-63B-4 for passwords used without a second factor
 MAX_PASSWORD_LENGTH = 256
@@ -25,17 +26,26 @@ EMAIL_PATTERN = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$")
 TOKEN_PREFIX = "sqa_"
 
 
-class AccountError(ValueError):
+class AccountError(ServiceError):
     """A user's input for an account or team was not acceptable."""
 
+    status = 400
+    code = "invalid_account"
 
-class TokenError(Exception):
+
+class TokenError(ServiceError):
     """A bearer token is missing, unknown, revoked or expired."""
 
+    status = 401
+
     def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+        super().__init__(message, headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
+        self.token_code = code
+
+    @property
+    def error_code(self) -> str:
+        """Which of the token's problems it is (invalid_token, expired_token, …)."""
+        return self.token_code
 
 
 def password_hasher() -> PasswordHasher:

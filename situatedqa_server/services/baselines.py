@@ -38,10 +38,8 @@ from benchmark import (
     Predictions,
     ScoreResult,
     ValidationError,
-    score,
 )
 from benchmark.incremental import encode_predictions
-from benchmark.versions import realign
 
 from ..extensions import db
 from ..models import (
@@ -55,8 +53,8 @@ from ..models import (
     Visibility,
     utcnow,
 )
-from . import audit, blobs, gold_store, quotas, versions
-from .score_rows import new_score
+from . import audit, blobs, evaluation, gold_store, quotas, versions
+from .errors import ServiceError
 
 PAPER_URL = "https://arxiv.org/abs/2109.06157"
 #: The reference submissions: the quick runners' outputs, committed compressed with sidecars.
@@ -92,8 +90,11 @@ REGENERATION_LOCK_KEY = 0x5174_0007
 PLAIN_SETTINGS = frozenset({"question only", "human"})
 
 
-class BaselineError(Exception):
+class BaselineError(ServiceError):
     """A baseline cannot be used: a missing or mismatched file, a failed run, a rejected file."""
+
+    status = 400
+    code = "invalid_baseline"
 
 
 @dataclass(frozen=True)
@@ -311,35 +312,43 @@ class ScoredFile:
     """A baseline file validated by the scorer, with its result per gold version."""
 
     file: BaselineFile
-    predictions: Predictions
-    inputs: GoldSplit
+    predicted: evaluation.Predicted
     results: dict[int, ScoreResult] = field(default_factory=dict)
+
+    @property
+    def predictions(self) -> Predictions:
+        """The file's predictions, as read against the inputs it answers."""
+        return self.predicted.predictions
+
+    @property
+    def inputs(self) -> GoldSplit:
+        """The inputs the file answers (a version's, maybe not the active one's)."""
+        return self.predicted.inputs
 
     def result_for(self, version: GoldVersion) -> ScoreResult:
         """The file's result against a version (scored now if the version is new)."""
         if version.id not in self.results:
-            key = self.file.key
-            target = versions.gold_of(version).get(key.track, key.split)
-            same = target is self.inputs or target.examples == self.inputs.examples
-            self.results[version.id] = score(
-                target, self.predictions if same else realign(self.predictions, target),
-                resamples=current_app.config["BOOTSTRAP_RESAMPLES"])
+            result = evaluation.score_into(version, [self.predicted]).results[0]
+            if result is None:  # predictions in hand always get a result
+                raise BaselineError(f"{self.file.key}: not scored against {version.name}")
+            self.results[version.id] = result
         return self.results[version.id]
 
 
 def score_file(file: BaselineFile, targets: Sequence[GoldVersion]) -> ScoredFile:
-    """Validate a file as an upload would be, and score it against every target version."""
+    """Validate a file as an upload would be, and score it against every target version.
+
+    It is read like a stored submission: against the inputs the run answered, the active
+    version's first, then any other version's (a reference file made on the release keeps
+    loading after a version retires or adds examples); each target then aligns it.
+    """
     key = file.key
-    # Read like a stored submission: against the inputs the run answered, the active
-    # version's first, then any other version's (a reference file made on the release keeps
-    # loading after a version retires or adds examples); each target then aligns it.
     try:
-        predictions, inputs = versions.parse_for_some_version(
-            file.data, key.track, key.split, key.filename,
-            gold_store.active_version().id)
+        predicted = evaluation.read_file(file.data, key.track, key.split, key.filename,
+                                         gold_store.active_version().id)
     except ValidationError as exc:
         raise BaselineError(f"{key}: the scorer rejects the file: {exc}") from None
-    scored = ScoredFile(file, predictions, inputs)
+    scored = ScoredFile(file, predicted)
     for version in targets:
         scored.result_for(version)
     return scored
@@ -552,7 +561,8 @@ def _add_scores(submission: Submission, scored: ScoredFile, targets: Sequence[Go
     """Scores against the targets the submission lacks, in target order."""
     for version in targets:
         if version.id not in (have or set()):
-            db.session.add(new_score(submission, version, scored.result_for(version)))
+            db.session.add(evaluation.score_row(submission, version,
+                                                scored.result_for(version)))
 
 
 def _remove(submissions: Sequence[Submission]) -> tuple[int, ...]:
@@ -608,7 +618,7 @@ def _replace_locked(scored: Sequence[ScoredFile],
                     reported: Sequence[ReportedRow] | None) -> RegenerationReport:
     """The transaction of replace_all, under the upload lock."""
     quotas.begin_locked()  # SQLite: uploads and version switches wait for the commit
-    versions.lock_versions(shared=True)
+    evaluation.lock_versions(shared=True)
     lock_regeneration()
     targets = targets_active_first()
     owner = system_user()
@@ -694,8 +704,8 @@ def uploaded_file(data: bytes, filename: str, sidecar: bytes, sidecar_name: str,
             raise BaselineError(f"{filename}: not a gzip file ({exc})") from None
     file = BaselineFile(key, data, meta)
     try:  # checked now, so the organizer learns at once, not from a failed job
-        versions.parse_for_some_version(data, key.track, key.split, filename,
-                                        gold_store.active_version().id)
+        evaluation.read_file(data, key.track, key.split, filename,
+                             gold_store.active_version().id)
     except ValidationError as exc:
         raise BaselineError(f"{key}: the scorer rejects the file: {exc}") from None
     return file

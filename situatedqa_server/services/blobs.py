@@ -20,6 +20,7 @@ from sqlalchemy import bindparam, select
 
 from ..extensions import db, dialect_insert, prebuilt
 from ..models import StoredFile, utcnow
+from .errors import ServiceError
 
 #: zlib level 6 for the gold (stored once): 8.5 MB become 1.3 MB in 0.15 s.
 COMPRESSION_LEVEL = 6
@@ -32,8 +33,11 @@ ISAL_LEVELS = range(4)
 _ISAL_ERROR = cast("type[Exception]", isal_zlib.error)
 
 
-class MissingFile(Exception):
+class MissingFile(ServiceError):
     """A row names a file that is not in the database (it never should)."""
+
+    status = 503
+    code = "file_unavailable"
 
 
 def digest(data: bytes) -> str:

@@ -17,12 +17,16 @@ from benchmark.scoring import CORRECT, CORRECT_ANY
 
 from ..models import Score, Submission
 from . import versions
+from .errors import ServiceError
 
 CONFUSION = {TP: "TP", FP: "FP", FN: "FN", TN: "TN"}
 
 
-class NotComparable(ValueError):
+class NotComparable(ServiceError):
     """Two submissions are on different tracks, splits or gold versions."""
+
+    status = 400
+    code = "not_comparable"
 
 
 def scored_gold(score: Score) -> GoldSplit:

@@ -21,17 +21,21 @@ from benchmark import Predictions
 
 from ..extensions import db
 from ..models import Submission
+from .errors import ServiceError
 
 AUTOMATIC_FLAG = "automatic: the same predictions as an earlier submission of another team"
 
 
-class DuplicateSubmission(Exception):
+class DuplicateSubmission(ServiceError):
     """The team already has a live submission with the same predictions on this board."""
+
+    status = 409
+    code = "duplicate_submission"
 
     def __init__(self, earlier_id: int) -> None:
         super().__init__(f"your team already submitted these predictions as submission "
                          f"#{earlier_id} on this track and split; nothing was stored and no "
-                         "quota was spent")
+                         "quota was spent", {"submission_id": earlier_id})
         self.earlier_id = earlier_id
 
 

@@ -24,6 +24,7 @@ from benchmark.scoring import warm_lenient
 from ..extensions import db
 from ..models import GoldVersion
 from . import blobs
+from .errors import ServiceError
 
 FIRST_VERSION_NAME = "2021-02, as released"
 FIRST_VERSION_AS_OF = date(2021, 2, 1)
@@ -36,8 +37,11 @@ _cache_lock = threading.Lock()
 _serialized: weakref.WeakKeyDictionary[GoldSet, tuple[str, bytes]] = weakref.WeakKeyDictionary()
 
 
-class GoldUnavailable(Exception):
+class GoldUnavailable(ServiceError):
     """The canonical gold has not been imported (run `flask --app app gold import`)."""
+
+    status = 503
+    code = "gold_unavailable"
 
 
 # --- the stored form -------------------------------------------------------------------------
@@ -257,9 +261,14 @@ def import_gold(release_dir: Path) -> tuple[GoldSet, GoldVersion]:
     return gold_of(version), version
 
 
-def warm_up() -> None:
-    """Load the active gold and its scoring caches ahead of the first upload."""
-    for gold in {id(g): g for g in (get_gold(), gold_of(active_version()))}.values():
+def warm_up() -> str | None:
+    """Load the active gold and its scoring caches ahead of the first upload; why nothing
+    was loaded (no gold imported yet: it is then parsed on first use), else None."""
+    try:
+        loaded = (get_gold(), gold_of(active_version()))
+    except GoldUnavailable as exc:
+        return str(exc)
+    for gold in {id(g): g for g in loaded}.values():
         for split in gold.splits.values():
             _ = (split.normalized_answers, split.normalized_any_answers,
                  split.partition_masks, split.sources,
@@ -269,3 +278,4 @@ def warm_up() -> None:
             # uploads, rare, build theirs on first use: it would cost every worker memory).
             if split.split != "train":
                 warm_lenient(split)
+    return None

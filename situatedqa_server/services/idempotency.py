@@ -17,18 +17,25 @@ from sqlalchemy.exc import IntegrityError
 
 from ..extensions import db
 from ..models import IdempotencyKey, User, utcnow
+from .errors import ServiceError
 
 WINDOW = timedelta(hours=24)
 MAX_KEY_LENGTH = 200
 HEADER = "Idempotency-Key"
 
 
-class KeyReused(Exception):
+class KeyReused(ServiceError):
     """The key was sent before with a different request."""
 
+    status = 422
+    code = "idempotency_key_reused"
 
-class ConcurrentRequest(Exception):
+
+class ConcurrentRequest(ServiceError):
     """Another request with the same key committed first; replay its response."""
+
+    status = 409
+    code = "conflict"
 
 
 def request_digest(fields: Iterable[tuple[str, str]], data: bytes) -> str:
@@ -63,4 +70,5 @@ def record(user: User, key: str, request_sha256: str, response: dict[str, Any]) 
     try:
         db.session.flush()
     except IntegrityError:
-        raise ConcurrentRequest(key) from None
+        raise ConcurrentRequest("a request with this Idempotency-Key is still being processed; "
+                                "retry in a moment") from None

@@ -13,47 +13,42 @@ stays "running" with nothing running it.
 from __future__ import annotations
 
 import logging
-import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-import msgspec
-import numpy as np
 from flask import current_app
-from sqlalchemy import DateTime, Integer, exists, func, literal, select, update
+from sqlalchemy import func, select, update
 
-from benchmark import GoldError, GoldSplit, ScoreResult, ValidationError, incremental
-
-from ..extensions import db, upsert_insert
+from ..extensions import db
 from ..models import (
+    UNFINISHED_JOB_STATES,
     GoldVersion,
     Job,
     JobBatch,
     JobKind,
     JobStatus,
-    Score,
     Submission,
     User,
     utcnow,
 )
-from . import audit, blobs, gold_store, versions
+from . import audit, evaluation, gold_store
+from .errors import ServiceError
 from .quotas import begin_locked
-from .score_rows import score_columns
 
 log = logging.getLogger(__name__)
-UNFINISHED = (JobStatus.QUEUED.value, JobStatus.RUNNING.value)
+UNFINISHED = UNFINISHED_JOB_STATES
 #: A batch that failed this often (not a worker death: an error) fails its job.
 MAX_ATTEMPTS = 5
-#: Errors of the data, not of the process: retrying cannot help, the job fails.
-DATA_ERRORS = (ValidationError, GoldError, gold_store.GoldUnavailable, blobs.MissingFile)
 #: Sends one step ("batch", "finish" or "regenerate", and its id) to the job workers.
 Dispatcher = Callable[[str, int], None]
 
 
-class JobError(Exception):
+class JobError(ServiceError):
     """A job cannot be started: one of its kind is still unfinished, or it is not wanted."""
+
+    status = 409
+    code = "job_busy"
 
 
 def lease_end(now: datetime | None = None) -> datetime:
@@ -78,25 +73,55 @@ def start_activation(version: GoldVersion, actor: User | None, *,
     not change; full reads and scores every stored file again.
     """
     if version.is_active:
-        raise versions.VersionError(f"{version.name!r} is already the active version")
+        raise JobError(f"{version.name!r} is already the active version")
+    job = _start_rescore(version, actor, {"incremental": incremental}, restart=restart)
+    audit.record_event("gold_activate", "gold_version", version.id, actor,
+                       f"rescore job {job.id} started for {version.name}")
+    db.session.commit()
+    return job
+
+
+def start_rescore(version: GoldVersion, actor: User | None, *,
+                  incremental: bool = True) -> Job:
+    """Plan a rescore job that scores every stored submission into a version again and
+    replaces its rows, leaving the active version as it is (committed; not dispatched).
+
+    Only a published version (the active one, or one that has been active) can be rescored
+    in place: a built version is activated instead. Incremental (the default) carries rows
+    over from the parent version where it allows; full reads every file again, which is
+    what a parser or scorer change needs.
+    """
+    published = version.parent_id is None or version.is_active or any(
+        job.kind == JobKind.RESCORE.value and job.status == JobStatus.DONE.value
+        for job in db.session.scalars(select(Job).where(Job.gold_version_id == version.id)))
+    if not published:
+        raise JobError(f"{version.name!r} has never been active: activate it "
+                       f"(`gold activate {version.name}`) instead of rescoring it")
+    job = _start_rescore(version, actor, {"incremental": incremental, "replace": True,
+                                          "activate": False})
+    audit.record_event("gold_rescore", "gold_version", version.id, actor,
+                       f"rescore job {job.id} started for {version.name} (in place)")
+    db.session.commit()
+    return job
+
+
+def _start_rescore(version: GoldVersion, actor: User | None, params: dict[str, Any], *,
+                   restart: bool = False) -> Job:
+    """A planned rescore job into a version (flushed, not committed); JobError when one runs."""
     busy = unfinished(JobKind.RESCORE)
     if busy and not restart:
         job = busy[0]
-        raise versions.VersionError(
+        raise JobError(
             f"rescore job {job.id} ({job.gold_version.name if job.gold_version else '?'}) is "
             f"still {job.status}; it resumes by itself while a job worker runs "
             "(`flask --app app jobs worker`); abandon it with --restart")
     for job in busy:
         _mark_failed(job, "abandoned for a new activation")
-    job = Job(kind=JobKind.RESCORE.value, gold_version=version,
-              params={"incremental": incremental},
+    job = Job(kind=JobKind.RESCORE.value, gold_version=version, params=params,
               actor=actor.username if actor else audit.SYSTEM_ACTOR)
     db.session.add(job)
     db.session.flush()
     plan_batches(job)
-    audit.record_event("gold_activate", "gold_version", version.id, actor,
-                       f"rescore job {job.id} started for {version.name}")
-    db.session.commit()
     return job
 
 
@@ -200,213 +225,36 @@ def _start(job: Job) -> None:
         job.status, job.started_at = JobStatus.RUNNING.value, utcnow()
 
 
-def score_values(submission_id: int, version_id: int, result: ScoreResult) -> dict[str, Any]:
-    """A score row's column values from a benchmark result, for insert_scores."""
-    return {"submission_id": submission_id, "gold_version_id": version_id,
-            **score_columns(result)}
-
-
-def insert_scores(rows: list[dict[str, Any]]) -> None:
-    """Insert score rows, skipping those a concurrent run of the same step wrote first."""
-    if not rows:
-        return
-    # Parameters apart (executemany, "insertmanyvalues"): the statement compiles once and is
-    # cached, where a multi-row VALUES compiles again for every batch (~0.6 ms a row).
-    db.session.execute(upsert_insert(Score).on_conflict_do_nothing(
-        index_elements=["submission_id", "gold_version_id"]), rows)
-
-
 def unscored(version: GoldVersion, first_id: int | None = None,
              last_id: int | None = None) -> list[Submission]:
     """Stored submissions (in an id range) without a score for the version, by id."""
-    scored = exists().where(Score.submission_id == Submission.id,
-                            Score.gold_version_id == version.id)
-    query = select(Submission).where(~scored).order_by(Submission.id)
+    return _in_range(select(Submission).where(evaluation.unscored_condition(version)),
+                     first_id, last_id)
+
+
+def batch_sources(job: Job, version: GoldVersion, first_id: int | None = None,
+                  last_id: int | None = None) -> list[Submission]:
+    """The stored submissions (in an id range) a job scores: those without a score for the
+    version, or every one when the job replaces the version's rows (an in-place rescore)."""
+    if not job.params.get("replace", False):
+        return unscored(version, first_id, last_id)
+    return _in_range(select(Submission), first_id, last_id)
+
+
+def _in_range(query: Any, first_id: int | None, last_id: int | None) -> list[Submission]:
     if first_id is not None and last_id is not None:
         query = query.where(Submission.id.between(first_id, last_id))
-    return list(db.session.scalars(query))
+    return list(db.session.scalars(query.order_by(Submission.id)))
 
 
-#: (version gold, donor gold) → boards whose examples are identical in both, per process.
-_unchanged: dict[tuple[str, str], frozenset[tuple[str, str]]] = {}
+def score_and_store(job: Job, version: GoldVersion, sources: list[Submission]) -> None:
+    """Score stored submissions into the job's version and write the rows (not committed)."""
+    evaluation.store(evaluation.score_into(version, sources, incremental=_incremental(job)),
+                     sources, replace=bool(job.params.get("replace", False)))
 
 
-def unchanged_boards(version: GoldVersion, donor: GoldVersion) -> frozenset[tuple[str, str]]:
-    """The (track, split) boards whose gold examples a version shares with another."""
-    key = (version.gold_sha256, donor.gold_sha256)
-    if key not in _unchanged:
-        new, old = versions.gold_of(version), versions.gold_of(donor)
-        _unchanged[key] = frozenset(
-            board for board, split in new.splits.items()
-            if board in old.splits and old.splits[board].examples == split.examples)
-    return _unchanged[key]
-
-
-def carriable(version: GoldVersion, submissions: list[Submission]) -> tuple[int | None, set[int]]:
-    """The parent's id and the submissions whose parent row carries over unchanged.
-
-    Scores depend only on the gold examples of a board (and the file, the seed and the
-    resamples), so on a board the version did not change the parent's row is exactly what
-    a rescore gives.
-    """
-    parent = db.session.get(GoldVersion, version.parent_id) if version.parent_id else None
-    if parent is None:
-        return None, set()
-    same = unchanged_boards(version, parent)
-    eligible = [s.id for s in submissions if (s.track, s.split) in same]
-    if not eligible:
-        return parent.id, set()
-    return parent.id, set(db.session.scalars(select(Score.submission_id).where(
-        Score.gold_version_id == parent.id, Score.submission_id.in_(eligible))))
-
-
-def copy_rows(version_id: int, parent_id: int, submission_ids: set[int]) -> None:
-    """Copy parent-version score rows to a version: one INSERT … SELECT, nothing read."""
-    if not submission_ids:
-        return
-    copied = ("submission_id", "track", "split", "n", "metrics", "ci", "counts",
-              "primary_metric", "outcomes", "f1")
-    source = select(*(getattr(Score, name) for name in copied),
-                    literal(version_id, Integer), literal(utcnow(), DateTime)).where(
-        Score.gold_version_id == parent_id, Score.submission_id.in_(submission_ids))
-    db.session.execute(upsert_insert(Score).from_select(
-        [*copied, "gold_version_id", "scored_at"], source).on_conflict_do_nothing(
-        index_elements=["submission_id", "gold_version_id"]))
-
-
-@dataclass
-class Scored:
-    """A batch's new score rows, and the stored predictions to write (Submission.predictions)."""
-
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    #: {"id": submission id, "predictions": encoded} where the stored value differs.
-    predictions: list[dict[str, Any]] = field(default_factory=list)
-    #: How many rows came from the parent's outcomes (the others were read and scored).
-    incremental: int = 0
-
-
-def incremental_result(parent: GoldSplit, target: GoldSplit, submission: Submission,
-                       outcomes: bytes, f1: bytes | None, stored: bytes) -> ScoreResult | None:
-    """A submission's score from its parent row and stored predictions; None if they cannot
-    give it (a row older than the lenient metrics or of another length, unknown inputs)."""
-    try:
-        predictions = incremental.decode_predictions(stored)
-        f1_values = incremental.decode_f1(f1, len(parent)) if f1 is not None else None
-    except (msgspec.DecodeError, zlib.error):
-        log.warning("submission %s: stored predictions or F1 unreadable; scored in full",
-                    submission.id)
-        return None
-    if f1_values is None and not target.is_identification:
-        return None
-    keys = versions.keys_named(predictions.keys_sha256, submission.track, submission.split,
-                               parent, target)
-    if keys is None:
-        return None
-    try:
-        return incremental.rescore(
-            parent, target, np.frombuffer(outcomes, dtype=np.uint8), predictions, keys,
-            f1_values, resamples=current_app.config["BOOTSTRAP_RESAMPLES"])
-    except ValueError:
-        return None
-
-
-def incremental_rows(version: GoldVersion, parent_id: int, submissions: list[Submission],
-                     scored: Scored) -> list[Submission]:
-    """Rescore from the parent's rows where possible (into scored); the rest, to read in full.
-
-    One query reads the batch's parent rows with the stored predictions; only the examples
-    the update changed or added are evaluated again (benchmark.incremental).
-    """
-    ids = [s.id for s in submissions]
-    if not ids:
-        return []
-    found = {sid: (outcomes, f1, stored) for sid, outcomes, f1, stored in db.session.execute(
-        select(Score.submission_id, Score.outcomes, Score.f1, Submission.predictions)
-        .join(Submission, Submission.id == Score.submission_id)
-        .where(Score.gold_version_id == parent_id, Score.submission_id.in_(ids),
-               Submission.predictions.is_not(None))) if stored is not None}
-    if not found:
-        return submissions
-    gold = versions.gold_of(version)
-    parent_gold = versions.gold_of(db.session.get_one(GoldVersion, parent_id))
-    rest = []
-    for submission in submissions:
-        board = (submission.track, submission.split)
-        result = None
-        if submission.id in found and board in gold.splits and board in parent_gold.splits:
-            result = incremental_result(parent_gold.splits[board], gold.splits[board],
-                                        submission, *found[submission.id])
-        if result is None:
-            rest.append(submission)
-        else:
-            scored.rows.append(score_values(submission.id, version.id, result))
-            scored.incremental += 1
-    return rest
-
-
-def full_rows(version: GoldVersion, submissions: list[Submission], scored: Scored) -> None:
-    """Read and score stored files (into scored), refreshing their stored predictions.
-
-    The stored predictions are compared with the file's parse and written where they differ
-    (absent on old rows; or the parser changed, which is when a full rescore is run), so an
-    incremental rescore after this one reads what this one scored.
-    """
-    if not submissions:
-        return
-    gold = versions.gold_of(version)
-    uploaded = versions.uploaded_under(submissions)
-    files = blobs.get_many(s.file_sha256 for s in submissions)  # one round trip, not one a file
-    have: dict[int, bytes | None] = dict(db.session.execute(
-        select(Submission.id, Submission.predictions).where(
-            Submission.id.in_([s.id for s in submissions]))).all())
-    for s in submissions:
-        predictions, result = versions.read_and_score(
-            s, gold.get(s.track, s.split), uploaded.get(s.id),
-            blobs.decompress(files[s.file_sha256]) if s.file_sha256 in files else None)
-        scored.rows.append(score_values(s.id, version.id, result))
-        blob = incremental.encode_predictions(predictions)
-        if have.get(s.id) != blob:
-            scored.predictions.append({"id": s.id, "predictions": blob})
-
-
-def score_rows(version: GoldVersion, submissions: list[Submission],
-               parent_id: int | None = None) -> Scored:
-    """Score stored submissions against a version (DATA_ERRORS when one cannot be).
-
-    With a parent version: incrementally from its rows where they allow; the others (and
-    all of them without a parent) are read from their files and scored in full.
-    """
-    scored = Scored()
-    rest = (incremental_rows(version, parent_id, submissions, scored) if parent_id is not None
-            else submissions)
-    full_rows(version, rest, scored)
-    if submissions:
-        log.info("version %s: %d rows from the parent's outcomes, %d files read and scored",
-                 version.name, scored.incremental, len(rest))
-    return scored
-
-
-def write_scored(scored: Scored) -> None:
-    """Insert a batch's rows and write the stored predictions that changed (not committed)."""
-    insert_scores(scored.rows)
-    if scored.predictions:
-        # ORM bulk UPDATE by primary key: one executemany.
-        db.session.execute(update(Submission), scored.predictions)
-
-
-def rescore_into(version: GoldVersion, submissions: list[Submission], *,
-                 incremental: bool = True) -> None:
-    """Add the version's scores of stored submissions (not committed).
-
-    Incremental: rows on boards the update did not touch are carried over from the parent;
-    on the changed boards only the examples the update changed are evaluated again (from
-    the parent's outcomes and the stored predictions). Full: every file is read and scored.
-    """
-    parent_id, carried = carriable(version, submissions) if incremental else (None, set())
-    scored = score_rows(version, [s for s in submissions if s.id not in carried], parent_id)
-    if parent_id is not None:
-        copy_rows(version.id, parent_id, carried)
-    write_scored(scored)
+def _incremental(job: Job) -> bool:
+    return bool(job.params.get("incremental", True))
 
 
 def run_batch(batch_id: int) -> bool:
@@ -432,19 +280,15 @@ def run_batch(batch_id: int) -> bool:
     db.session.rollback()
     try:
         version = db.session.get_one(GoldVersion, version_id)
-        pending = unscored(version, first_id, last_id)
-        parent_id, carried = (carriable(version, pending)
-                              if job.params.get("incremental", True) else (None, set()))
-        scored = score_rows(version, [s for s in pending if s.id not in carried], parent_id)
-    except DATA_ERRORS as exc:
+        pending = batch_sources(job, version, first_id, last_id)
+        evaluated = evaluation.score_into(version, pending, incremental=_incremental(job))
+    except evaluation.DATA_ERRORS as exc:
         fail(job.id, f"submission file in batch {batch.seq} cannot be scored: "
                      f"{type(exc).__name__}: {exc}")
         return False
     # Scoring reads outside any write lock; the writes take it (SQLite: BEGIN IMMEDIATE).
     write_transaction()
-    if parent_id is not None:
-        copy_rows(version_id, parent_id, carried)
-    write_scored(scored)
+    evaluation.store(evaluated, pending, replace=bool(job.params.get("replace", False)))
     marked = db.session.execute(update(JobBatch).where(
         JobBatch.id == batch_id, JobBatch.done.is_(False)).values(
         done=True, finished_at=utcnow()))
@@ -482,7 +326,7 @@ def finish(job_id: int) -> bool:
         db.session.rollback()
         return False
     begin_locked()  # SQLite: the write lock keeps uploads out until the flip commits
-    versions.lock_versions(shared=False)
+    evaluation.lock_versions(shared=False)
     job = db.session.get_one(Job, job_id)
     db.session.refresh(job)
     version = job.gold_version
@@ -491,20 +335,26 @@ def finish(job_id: int) -> bool:
         return False
     _start(job)
     try:
-        rescore_into(version, unscored(version),
-                     incremental=bool(job.params.get("incremental", True)))
-    except DATA_ERRORS as exc:
+        # Uploads made since the batches were planned are scored already (upload_scores);
+        # this catches any submission still without a row.
+        score_and_store(job, version, batch_sources(job, version) if not
+                        job.params.get("replace", False) else [])
+    except evaluation.DATA_ERRORS as exc:
         db.session.rollback()
         fail(job_id, f"a late upload cannot be scored: {type(exc).__name__}: {exc}")
         return False
-    previous = gold_store.active_version()
-    previous.is_active = False
-    db.session.flush()  # at most one active row at any time
-    version.is_active = True
+    if job.params.get("activate", True):
+        previous = gold_store.active_version()
+        previous.is_active = False
+        db.session.flush()  # at most one active row at any time
+        version.is_active = True
+        audit.record_event("gold_activated", "gold_version", version.id, None,
+                           f"{version.name} replaces {previous.name} (job {job.id})")
+    else:
+        audit.record_event("gold_rescored", "gold_version", version.id, None,
+                           f"{version.name} rescored in place (job {job.id})")
     job.status, job.finished_at, job.error = JobStatus.DONE.value, utcnow(), None
     job.done = job.total = db.session.scalar(select(func.count(Submission.id))) or 0
-    audit.record_event("gold_activated", "gold_version", version.id, None,
-                       f"{version.name} replaces {previous.name} (job {job.id})")
     db.session.commit()
     return True
 
@@ -532,7 +382,11 @@ def run_regeneration(job_id: int, run: Callable[[dict[str, Any], Callable[[str],
             params={**params, "step": line}))
         db.session.commit()
 
-    run(params, heartbeat)
+    try:
+        run(params, heartbeat)
+    except ServiceError as exc:  # a file or run the organizers must fix: the job fails
+        fail(job_id, exc.message)
+        return False
     job = db.session.get_one(Job, job_id)
     job.status, job.finished_at, job.done = JobStatus.DONE.value, utcnow(), job.total
     db.session.commit()

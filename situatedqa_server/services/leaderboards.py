@@ -23,6 +23,7 @@ from benchmark.scoring import source_slug
 from ..extensions import db
 from ..models import GoldVersion, ModelType, ReportedEntry, Score, Submission, Team, Visibility
 from . import board_cache, gold_store, versions
+from .errors import ServiceError
 
 MAX_PER_PAGE = 1000
 #: The last page number accepted: a larger one would overflow the database's OFFSET.
@@ -255,12 +256,25 @@ def reported_entry(entry: Any) -> dict[str, Any]:
     }
 
 
-class BadBoardQuery(ValueError):
-    """A leaderboard request named an unknown track, split, column or filter."""
+class BadBoardQuery(ServiceError):
+    """A leaderboard request named an unknown split, column or filter."""
+
+    status = 400
+    code = "invalid_query"
+
+
+class UnknownTrack(BadBoardQuery):
+    """A leaderboard request named a track that does not exist."""
+
+    status = 404
+    code = "not_found"
 
 
 class UnknownVersion(BadBoardQuery):
     """A leaderboard request named a gold version that is unknown or not yet published."""
+
+    status = 404
+    code = "unknown_version"
 
 
 def board_version_ref(q: BoardQuery) -> tuple[int, str]:
@@ -286,7 +300,7 @@ def board_version(q: BoardQuery) -> GoldVersion:
 def parse_board_query(track: str, args: Any, per_page_default: int) -> BoardQuery:
     """A BoardQuery from request arguments (split, sort, order, filters, page, per_page)."""
     if track not in TRACK_INFO:
-        raise BadBoardQuery(f"unknown track {track!r}")
+        raise UnknownTrack(f"unknown track {track!r}")
     split = args.get("split", "test")
     if split not in SPLITS:
         raise BadBoardQuery(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")

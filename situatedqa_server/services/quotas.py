@@ -18,19 +18,22 @@ from benchmark import HIDDEN_SPLIT
 
 from ..extensions import db, upsert_insert
 from ..models import QuotaCounter, RejectedUpload
+from .errors import ServiceError
 
 TOTAL = "total"
 #: Uploads to the hidden split count against the quotas: only its scores can be probed.
 QUOTA_SPLIT = HIDDEN_SPLIT
 
 
-class QuotaExceeded(Exception):
+class QuotaExceeded(ServiceError):
     """A team has used up a quota; `details` says which and when it resets."""
 
+    status = 429
+    code = "quota_exceeded"
+
     def __init__(self, message: str, details: dict[str, Any]) -> None:
-        super().__init__(message)
-        self.message = message
-        self.details = details
+        super().__init__(message, details, headers=retry_after(details))
+        self.details: dict[str, Any] = details
 
 
 @dataclass(frozen=True)

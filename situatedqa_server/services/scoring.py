@@ -1,4 +1,4 @@
-"""Validate, score and store an upload; rescore stored submissions; per-example rows."""
+"""Validate, score and store an upload (scored by the evaluation room); per-example rows."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from flask import current_app
 from sqlalchemy import Insert, insert, inspect, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import MANYTOONE, InstanceState, Mapper, make_transient_to_detached
@@ -15,25 +14,23 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from benchmark import (
     HIDDEN_SPLIT,
-    GoldSplit,
-    Predictions,
-    ScoreResult,
     ValidationError,
-    parse_predictions,
     per_example,
     score,
-    wrong_split_hint,
 )
 from benchmark.incremental import encode_predictions
 
 from ..extensions import db
-from ..models import GoldVersion, Score, Submission, User, Visibility, utcnow
-from . import audit, blobs, board_cache, duplicates, gold_store, ladder, quotas, versions
-from .score_rows import new_score
+from ..models import Score, Submission, User, Visibility, utcnow
+from . import audit, blobs, board_cache, duplicates, evaluation, gold_store, ladder, quotas
+from .errors import ServiceError
 
 
-class HiddenSplitError(Exception):
+class HiddenSplitError(ServiceError):
     """Per-example feedback was asked for on the hidden test split."""
+
+    status = 404
+    code = "hidden_split"
 
 
 @dataclass(frozen=True)
@@ -51,29 +48,6 @@ class SubmissionMeta:
     public: bool = False
 
 
-def evaluate(gold: GoldSplit, data: bytes, filename: str,
-             resamples: int | None = None) -> tuple[Predictions, ScoreResult]:
-    """Parse and score a file against one gold split; benchmark.ValidationError if invalid."""
-    config = current_app.config
-    predictions = parse_predictions(data, gold, filename=filename,
-                                    max_bytes=config["MAX_DECOMPRESSED_BYTES"])
-    result = score(gold, predictions, resamples=(
-        config["BOOTSTRAP_RESAMPLES"] if resamples is None else resamples))
-    return predictions, result
-
-
-def rejection_lead(exc: ValidationError, track: str, split: str) -> str | None:
-    """The line a rejection leads with when the file's keys belong to another board.
-
-    Keys are matched against the release's inputs only: a later version's hidden test
-    additions must not answer "they match temp/test" to a guessed key.
-    """
-    try:
-        return wrong_split_hint(exc, gold_store.get_gold(), track, split)
-    except gold_store.GoldUnavailable:
-        return None
-
-
 #: Called with the new submission and its released score (its own, or the one the Ladder
 #: shows instead) just before the upload's commit (e.g. to record an idempotency key in the
 #: same transaction).
@@ -86,24 +60,24 @@ def submit(user: User, track: str, split: str, data: bytes, filename: str,
     """Validate, score and store an upload: all of it, or nothing and no quota spent.
 
     Returns the submission and its released score (see score_for). Raises
-    benchmark.ValidationError (after counting the rejection), DuplicateSubmission,
+    evaluation.InvalidFile (after counting the rejection), DuplicateSubmission,
     QuotaExceeded or GoldUnavailable.
     """
     gold = gold_store.get_split(track, split)
     team_id = user.team_id
     quotas.check_before_scoring(team_id, track, split)  # the locked check is in consume()
     try:
-        predictions, result = evaluate(gold, data, filename)
-    except ValidationError:
+        upload = evaluation.read_upload(gold, data, filename)
+    except ValidationError as exc:
         quotas.record_rejection(team_id)
-        raise
+        raise evaluation.rejection(exc, track, split) from None
     try:
-        return _insert(user, track, split, filename, meta, data, predictions, gold, result,
-                       before_commit)
+        return _insert(user, track, split, filename, meta, data, upload, before_commit)
     except IntegrityError:
         db.session.rollback()
         # A concurrent upload of the same predictions won the team's unique index.
-        earlier = duplicates.earlier(team_id, track, split, duplicates.digest(predictions))
+        earlier = duplicates.earlier(team_id, track, split,
+                                     duplicates.digest(upload.predictions))
         if earlier.own_live is None:
             raise
         raise duplicates.DuplicateSubmission(earlier.own_live) from None
@@ -113,12 +87,13 @@ def submit(user: User, track: str, split: str, data: bytes, filename: str,
 
 
 def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionMeta,
-            data: bytes, predictions: Predictions, inputs: GoldSplit, result: ScoreResult,
+            data: bytes, upload: evaluation.Predicted,
             before_commit: BeforeCommit | None) -> tuple[Submission, Score]:
     """One transaction: store the file, add the submission and its scores, lock and spend
     the quota, decide the Ladder's release (the caller rolls back on any error: none of it
     stays)."""
     quotas.begin_locked()
+    predictions, inputs = upload.predictions, upload.inputs
     predictions_sha256 = duplicates.digest(predictions)
     earlier = duplicates.earlier(user.team_id, track, split, predictions_sha256)
     duplicates.check(earlier)
@@ -137,7 +112,7 @@ def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionM
     _store(submission)
     # Also scored against any version being rescored, so none is missing after its switch;
     # GoldUnavailable (no active version) is raised here, before any quota is spent.
-    scores = versions.upload_scores(submission, predictions, inputs, result)
+    scores = evaluation.upload_scores(submission, upload)
     # Stored the same way, instead of by a flush; being new, the submission has exactly these
     # (set as loaded: nothing is left for a flush to find, so none runs before the commit).
     for score_row in scores:
@@ -212,36 +187,13 @@ def score_for(submission: Submission) -> Score | None:
         Score.submission_id == shown_id(submission), Score.gold_version_id == version.id))
 
 
-def rescore(submission: Submission, version: GoldVersion, gold: GoldSplit) -> Score:
-    """Score a stored file again against a gold version, replacing that version's score.
-
-    The stored predictions are refreshed from the file too (absent on old rows, or stale
-    after a parser change), as a rescore job's full path does, so that the next incremental
-    rescore reads what this one scored.
-    """
-    # Read against the inputs it was uploaded for: the version may add or retire examples.
-    predictions = versions.predictions_for(submission, gold)
-    result = score(gold, predictions, resamples=current_app.config["BOOTSTRAP_RESAMPLES"])
-    stored = encode_predictions(predictions)
-    if submission.predictions != stored:
-        submission.predictions = stored
-    existing = db.session.scalar(select(Score).where(
-        Score.submission_id == submission.id, Score.gold_version_id == version.id))
-    if existing is not None:
-        db.session.delete(existing)
-        db.session.flush()
-    row = new_score(submission, version, result)
-    db.session.add(row)
-    return row
-
-
 def example_rows(submission: Submission) -> list[dict[str, Any]]:
     """Per-example gold, prediction and correctness; never for the hidden test split."""
     if submission.split == HIDDEN_SPLIT:
         raise HiddenSplitError("per-example feedback is not available on the test split")
     gold = gold_store.get_split(submission.track, submission.split)
     # Read against the inputs it was uploaded for: a later version may add or retire examples.
-    predictions = versions.predictions_for(submission, gold)
+    predictions = evaluation.predictions_for(submission, gold)
     return per_example(gold, predictions, score(gold, predictions, resamples=0))
 
 

@@ -14,14 +14,18 @@ from benchmark import SPLITS, TRACK_INFO
 from ..extensions import db
 from ..models import AuditLog, Snapshot, User, utcnow
 from . import gold_store, ranking
+from .errors import ServiceError
 from .exports import board_payload
 from .leaderboards import MAX_PER_PAGE, BoardQuery, load_board
 
 BIBTEX_UNSAFE = re.compile(r"[{}\\%#&$^_~]")
 
 
-class SnapshotError(ValueError):
+class SnapshotError(ServiceError):
     """A snapshot request named an unknown track or split, or had no title."""
+
+    status = 400
+    code = "invalid_snapshot"
 
 
 def full_board(track: str, split: str) -> dict[str, Any]:

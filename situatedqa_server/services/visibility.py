@@ -4,19 +4,22 @@ and moderation by organizers, each written to the audit log."""
 from __future__ import annotations
 
 from sqlalchemy import ColumnElement, and_, false, or_
-from werkzeug.exceptions import NotFound
 
 from ..extensions import db
 from ..models import Submission, User, Visibility, utcnow
 from . import audit
+from .errors import ServiceError
 
 
-class NoSuchSubmission(NotFound):
+class NoSuchSubmission(ServiceError):
     """No live submission with this id that the caller may see (or change).
 
     A 404 in the one error shape (API) or the error page: missing, deleted and someone
     else's private submissions look alike, so the answer is no existence oracle.
     """
+
+    status = 404
+    code = "not_found"
 
     def __init__(self, submission_id: int) -> None:
         super().__init__("no such submission")
@@ -68,14 +71,18 @@ def changeable(submission_id: int, user: User | None) -> Submission:
     return submission
 
 
-class NotReleased(Exception):
+class NotReleased(ServiceError):
     """The Ladder withheld this submission's scores, so it cannot be published."""
+
+    status = 409
+    code = "not_released"
 
     def __init__(self, submission: Submission) -> None:
         super().__init__(f"submission #{submission.id} cannot be published: it was not "
                          "significantly better than submission "
                          f"#{submission.shown_submission_id}, so its scores were not "
-                         "released; publish that one instead")
+                         "released; publish that one instead",
+                         {"shown_submission_id": submission.shown_submission_id})
 
 
 def publish(submission: Submission, actor: User | None) -> None:

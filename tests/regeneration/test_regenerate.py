@@ -15,8 +15,7 @@ from benchmark import GoldSet, parse_predictions, score
 from situatedqa_server.extensions import db
 from situatedqa_server.models import QuotaCounter, ReportedEntry, Score, Submission
 from situatedqa_server.services import baselines as svc
-from situatedqa_server.services import versions
-from situatedqa_server.services.score_rows import new_score
+from situatedqa_server.services import evaluation, versions
 from tests.versions.conftest import update_on_every_qa_track
 
 from .conftest import database_state, write_qa_output
@@ -91,7 +90,7 @@ def test_a_failure_inside_the_transaction_rolls_everything_back(
         app: Flask, regenerate: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     _ok(regenerate(*QUICK_ARGS))
     before = database_state(app)
-    real = new_score
+    real = evaluation.score_row
     calls = []
 
     def fail_on_second(*args: Any) -> Score:
@@ -100,7 +99,7 @@ def test_a_failure_inside_the_transaction_rolls_everything_back(
             raise RuntimeError("disk full")
         return real(*args)
 
-    monkeypatch.setattr(svc, "new_score", fail_on_second)
+    monkeypatch.setattr(evaluation, "score_row", fail_on_second)
     result = regenerate(*QUICK_ARGS, "--seed", "1")
     assert result.exit_code == 1 and isinstance(result.exception, RuntimeError)
     assert database_state(app) == before  # also: no staged file left in the store

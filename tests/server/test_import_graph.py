@@ -75,3 +75,16 @@ def test_a_cycle_hidden_in_a_function_is_found(tmp_path: Path) -> None:
     (package / "sub" / "b.py").write_text("def f():\n    from .. import a\n    return a\n")
     (package / "c.py").write_text("from . import a\n")
     assert cycles(package) == [["pkg.a", "pkg.sub.b"]]
+
+
+def test_the_evaluation_room_sits_under_jobs_uploads_and_baselines() -> None:
+    """A walk from a job batch to its score rows goes down the floors: nothing the
+    evaluation room imports, directly or through others, imports the jobs, the uploads, the
+    baselines or the version catalog, which all call it."""
+    graph = import_graph(ROOT / "situatedqa_server")
+    room = "situatedqa_server.services.evaluation"
+    below = nx.descendants(graph, room)
+    callers = {f"situatedqa_server.services.{name}"
+               for name in ("jobs", "scoring", "baselines", "versions")}
+    assert not below & callers, below & callers
+    assert all(room in nx.descendants(graph, caller) for caller in callers)

@@ -9,6 +9,7 @@ existed fall back to reading the file (which stores what was missing).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from benchmark import GoldSet, GoldSplit
 from benchmark.tracks import TRACK_INFO
 from situatedqa_server.extensions import db
 from situatedqa_server.models import GoldVersion, Score, Submission
-from situatedqa_server.services import jobs, versions
+from situatedqa_server.services import evaluation, jobs, versions
 
 from .conftest import api_upload, new_token, register, update_records
 
@@ -121,16 +122,39 @@ def stored_rows(version: GoldVersion) -> list[dict[str, Any]]:
         select(*(getattr(Score, c) for c in COLUMNS)).where(Score.gold_version_id == version.id))]
 
 
+@dataclass
+class Scored:
+    """What score_into found, with the score rows it gives."""
+
+    rows: list[dict[str, Any]]
+    from_outcomes: int
+    predictions: list[dict[str, Any]]
+
+
+def scored(version: GoldVersion, stored: list[Submission], *,
+           incremental: bool = True) -> Scored:
+    """The rows the evaluation room gives for stored submissions (nothing written)."""
+    found = evaluation.score_into(version, stored, incremental=incremental)
+    rows = [evaluation.score_values(s.id, version.id, r)
+            for s, r in zip(stored, found.results, strict=True) if r is not None]
+    return Scored(rows, found.from_outcomes, found.predictions)
+
+
+def rescore_into(version: GoldVersion, stored: list[Submission]) -> None:
+    """Score stored submissions into a version, incrementally, and write them."""
+    evaluation.store(evaluation.score_into(version, stored), stored)
+
+
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The ids of the submissions whose files are read from now on."""
     read: list[int] = []
-    real = versions.read_and_score
+    real = evaluation.read_stored
 
     def counting(submission: Submission, *args: Any, **kwargs: Any) -> Any:
         read.append(submission.id)
         return real(submission, *args, **kwargs)
 
-    monkeypatch.setattr(versions, "read_and_score", counting)
+    monkeypatch.setattr(evaluation, "read_stored", counting)
     return read
 
 
@@ -142,18 +166,18 @@ def test_incremental_rows_equal_full_rows_on_qa_and_identification(
         version = build(runner, update_file)
         parent = db.session.get_one(GoldVersion, version.parent_id)
         changed = {board for board in versions.gold_of(version).splits
-                   if board not in jobs.unchanged_boards(version, parent)}
+                   if board not in evaluation.unchanged_boards(version, parent)}
         assert changed == {("temp", "dev"), ("temp", "test"), ("temp-id", "dev")}
         stored = jobs.unscored(version)
-        full = jobs.score_rows(version, stored)
-        assert full.incremental == 0 and len(read) == len(stored) == len(more_uploads)
+        full = scored(version, stored, incremental=False)
+        assert full.from_outcomes == 0 and len(read) == len(stored) == len(more_uploads)
         assert full.predictions == []  # every upload stored its predictions as parsed
         read.clear()
         on_changed = [s for s in stored if (s.track, s.split) in changed]
         changed_ids = {s.id for s in on_changed}
-        incremental = jobs.score_rows(version, on_changed, parent.id)
-        assert incremental.incremental == len(on_changed) and read == []
-        jobs.rescore_into(version, stored, incremental=True)
+        incremental = scored(version, on_changed)
+        assert incremental.from_outcomes == len(on_changed) and read == []
+        rescore_into(version, stored)
         db.session.commit()
         written = stored_rows(version)
     assert read == []
@@ -176,7 +200,7 @@ def test_rows_stored_without_f1_or_predictions_are_read_in_full(
         version = build(runner, update_file)
         parent = db.session.get_one(GoldVersion, version.parent_id)
         stored = jobs.unscored(version)
-        full = jobs.score_rows(version, stored)
+        full = scored(version, stored, incremental=False)
         read.clear()
         kept = db.session.scalar(select(Submission.predictions).where(
             Submission.id == no_predictions))
@@ -189,7 +213,7 @@ def test_rows_stored_without_f1_or_predictions_are_read_in_full(
         db.session.execute(update(Submission).where(Submission.id == more_uploads["id_labels"])
                            .values(predictions=b"not zlib"))
         db.session.commit()
-        jobs.rescore_into(version, jobs.unscored(version), incremental=True)
+        rescore_into(version, jobs.unscored(version))
         db.session.commit()
         written = stored_rows(version)
         filled = db.session.scalar(select(Submission.predictions).where(
@@ -210,7 +234,7 @@ def test_a_job_rescores_incrementally_and_activates(
     with app.app_context():
         version = build(runner, update_file)
         stored = jobs.unscored(version)
-        full = comparable(jobs.score_rows(version, stored).rows)
+        full = comparable(scored(version, stored, incremental=False).rows)
         read.clear()
     result = runner.invoke(args=["gold", "activate", "2023-06"])
     assert result.exit_code == 0, result.output

@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from benchmark import GoldSet
 from situatedqa_server.extensions import db
 from situatedqa_server.models import AuditLog, GoldVersion, Job, JobStatus, Score, StoredFile
-from situatedqa_server.services import accounts, gold_store, jobs, versions
+from situatedqa_server.services import accounts, evaluation, gold_store, jobs, versions
 
 from .conftest import CANARY_KEY, DEV_ADDED_KEY, api_upload, prediction_file
 
@@ -113,7 +113,7 @@ def test_crash_halfway_keeps_the_old_version(app: Flask, client: FlaskClient,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     assert build(runner, update_file).exit_code == 0
     before = board(client, "temp", "test")
-    real, calls = jobs.score_values, []
+    real, calls = evaluation.score_values, []
 
     def crashing(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
@@ -122,7 +122,7 @@ def test_crash_halfway_keeps_the_old_version(app: Flask, client: FlaskClient,
         return real(*args, **kwargs)
 
     # Every rescored row passes here, incremental or read in full.
-    monkeypatch.setattr(jobs, "score_values", crashing)
+    monkeypatch.setattr(evaluation, "score_values", crashing)
     # Leases that pass at once stand in for the minutes after a worker's death.
     app.config.update(RESCORE_BATCH_SIZE=1, JOB_LEASE_SECONDS=0)
     with app.app_context():
@@ -145,7 +145,7 @@ def test_crash_halfway_keeps_the_old_version(app: Flask, client: FlaskClient,
     assert refused.exit_code == 1 and "resumes by itself" in refused.output
 
     # Once the lease passes, a sweep hands the rest out again: partial scores are kept.
-    monkeypatch.setattr(jobs, "score_values", real)
+    monkeypatch.setattr(evaluation, "score_values", real)
     assert runner.invoke(args=["jobs", "sweep"]).exit_code == 0
     assert partial_ids <= _score_ids(app, "2023-06")
     assert len(_score_ids(app, "2023-06")) == len(uploads)
@@ -249,30 +249,32 @@ def test_incremental_and_full_rescoring_give_identical_rows(
         app: Flask, runner: FlaskCliRunner, update_file: Path, uploads: dict[str, int],
         monkeypatch: pytest.MonkeyPatch) -> None:
     assert build(runner, update_file).exit_code == 0
-    real, read = versions.read_and_score, []
+    real, read = evaluation.read_stored, []
 
     def counting(submission: Any, *args: Any, **kwargs: Any) -> Any:
         read.append(submission.track)
         return real(submission, *args, **kwargs)
 
-    monkeypatch.setattr(versions, "read_and_score", counting)
+    monkeypatch.setattr(evaluation, "read_stored", counting)
     columns = ("submission_id", "gold_version_id", "track", "split", "n", "metrics", "ci",
                "counts", "primary_metric", "outcomes", "f1")
     with app.app_context():
         version = versions.version_named("2023-06", published_only=False)
         assert version is not None
         stored = jobs.unscored(version)
-        full = jobs.score_rows(version, stored).rows
+        found = evaluation.score_into(version, stored, incremental=False)
+        full = [evaluation.score_values(s.id, version.id, r)
+                for s, r in zip(stored, found.results, strict=True) if r is not None]
         assert len(read) == len(stored)
         read.clear()
-        jobs.rescore_into(version, stored, incremental=True)
+        evaluation.store(evaluation.score_into(version, stored), stored)
         db.session.commit()
         incremental = [dict(zip(columns, row, strict=True)) for row in db.session.execute(
             select(*(getattr(Score, c) for c in columns)).where(
                 Score.gold_version_id == version.id))]
         parent = db.session.get_one(GoldVersion, version.parent_id)
-        assert ("geo", "dev") in jobs.unchanged_boards(version, parent)
-        assert ("temp", "dev") not in jobs.unchanged_boards(version, parent)
+        assert ("geo", "dev") in evaluation.unchanged_boards(version, parent)
+        assert ("temp", "dev") not in evaluation.unchanged_boards(version, parent)
     # The update touches temp only: the geo upload was carried over, and the temp ones were
     # rescored from their parent rows and stored predictions: no file was read.
     assert read == []

@@ -1,0 +1,574 @@
+"""The evaluation room: predictions, aligned to a gold version, scored into score rows.
+
+Everything that turns predictions into a score row passes here, by one entry point,
+`score_into(version, sources, incremental=…)`:
+
+* an upload (its predictions in hand), against the active version and every version being
+  rescored (`upload_scores`);
+* a rescore job's batches and its final switch (stored submissions: incrementally from the
+  parent version's rows where the update allows, else read from their files);
+* a baseline regeneration (a runner's file in hand);
+* `flask submissions rescore` (the rescore job, run inline).
+
+A file is read against the inputs it answers (the version it was uploaded under, else any
+other version's; the hidden test split's inputs stay the release's), then aligned to the
+target version: predictions for retired examples are dropped, added examples count as
+wrong. The scoring settings are read from the config in one place (`settings`).
+
+This module sits under the jobs, the uploads and the baselines, and imports none of them.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import zlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+import numpy as np
+from flask import current_app
+from sqlalchemy import DateTime, Integer, delete, exists, literal, or_, select, text, update
+from sqlalchemy.orm.attributes import set_committed_value
+
+from benchmark import (
+    HIDDEN_SPLIT,
+    TRACK_INFO,
+    FileTooLargeError,
+    GoldError,
+    GoldSplit,
+    Predictions,
+    ScoreResult,
+    ValidationError,
+    incremental,
+    parse_predictions,
+    score,
+    wrong_split_hint,
+)
+from benchmark.incremental import encode_f1, split_digest
+from benchmark.versions import realign
+
+from ..extensions import db, prebuilt, upsert_insert
+from ..models import (
+    UNFINISHED_JOB_STATES,
+    GoldVersion,
+    Job,
+    JobKind,
+    Score,
+    Submission,
+    utcnow,
+)
+from . import blobs, gold_store
+from .errors import ServiceError
+
+log = logging.getLogger(__name__)
+#: Serialises version switches with uploads on PostgreSQL (SQLite uses its write lock).
+SWITCH_LOCK_KEY = 0x5174_0006
+
+
+class InvalidFile(ServiceError):
+    """A prediction file the scorer rejects: every problem by file, line and key."""
+
+    status = 400
+    code = "invalid_file"
+
+    def __init__(self, error: ValidationError, lead: str | None = None) -> None:
+        super().__init__(lead or "the file was rejected; nothing was stored",
+                         {"problems": error.to_json(), "truncated": error.truncated,
+                          "lead": lead})
+        self.error = error
+        self.lead = lead
+
+
+class FileTooLarge(InvalidFile):
+    """A file larger, decompressed, than the server's limit."""
+
+    status = 413
+    code = "file_too_large"
+
+    def __init__(self, error: ValidationError, lead: str | None = None) -> None:
+        super().__init__(error, lead)
+        self.message = str(error)
+
+
+#: Errors of the data, not of the process: a job retrying cannot help (it fails).
+DATA_ERRORS = (ValidationError, GoldError, gold_store.GoldUnavailable, blobs.MissingFile)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How the server scores: read from the config once per entry into this room."""
+
+    resamples: int
+    max_bytes: int
+
+
+def settings() -> Settings:
+    """The scoring settings of the running app (BOOTSTRAP_RESAMPLES, MAX_DECOMPRESSED_BYTES)."""
+    config = current_app.config
+    return Settings(resamples=int(config["BOOTSTRAP_RESAMPLES"]),
+                    max_bytes=int(config["MAX_DECOMPRESSED_BYTES"]))
+
+
+# --- reading files ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Predicted:
+    """Predictions in hand (an upload, a baseline file) and the inputs they answer.
+
+    `result` is their score against the inputs' own examples when already computed: a
+    target with the same examples reuses it.
+    """
+
+    predictions: Predictions
+    inputs: GoldSplit
+    result: ScoreResult | None = None
+
+
+def rejection(error: ValidationError, track: str, split: str) -> InvalidFile:
+    """The service error of a rejected upload, led by a hint when its keys belong to another
+    board (matched against the release's inputs only: a later version's hidden test
+    additions must not answer "they match temp/test" to a guessed key)."""
+    try:
+        lead = wrong_split_hint(error, gold_store.get_gold(), track, split)
+    except gold_store.GoldUnavailable:
+        lead = None
+    kind = FileTooLarge if isinstance(error, FileTooLargeError) else InvalidFile
+    return kind(error, lead)
+
+
+def read_upload(inputs: GoldSplit, data: bytes, filename: str,
+                resamples: int | None = None) -> Predicted:
+    """Parse and score an uploaded file against the inputs it answers (ValidationError)."""
+    chosen = settings()
+    predictions = parse_predictions(data, inputs, filename=filename, max_bytes=chosen.max_bytes)
+    result = score(inputs, predictions,
+                   resamples=chosen.resamples if resamples is None else resamples)
+    return Predicted(predictions, inputs, result)
+
+
+def _versions_of_transaction() -> tuple[dict[int, GoldVersion], GoldVersion | None]:
+    """Every version by id and the first, read once per transaction (a rescore batch reads
+    hundreds of files in one)."""
+    session = db.session()
+    transaction = session.get_transaction()
+    memo = session.info.get("versions_of_transaction")
+    if transaction is not None and memo is not None and memo[0] is transaction:
+        found: tuple[dict[int, GoldVersion], GoldVersion | None] = memo[1]
+        return found
+    every = {v.id: v for v in db.session.scalars(select(GoldVersion).order_by(GoldVersion.id))}
+    roots = [v for v in every.values() if v.parent_id is None]
+    found = every, min(roots, key=lambda v: v.id) if roots else None
+    if transaction is not None:
+        session.info["versions_of_transaction"] = (transaction, found)
+    return found
+
+
+def read_file(data: bytes, track: str, split: str, filename: str,
+              preferred_version_id: int | None = None) -> Predicted:
+    """A file's predictions and the inputs they answer: the preferred version's first, then
+    every other version's (the ValidationError of the first one tried if none accepts it).
+
+    A file made for an earlier version (a release-made dev file, a reference baseline)
+    keeps answering that version's inputs after a version retires or adds examples.
+    """
+    every, first = _versions_of_transaction()
+    if first is None:
+        first = gold_store.first_version()  # raises GoldUnavailable
+    ordered = ([every[preferred_version_id]] if preferred_version_id in every else [])
+    ordered += list(every.values())
+    # The inputs of the hidden test split stay the release's (gold_store.inputs_of).
+    candidates = dict.fromkeys(
+        (first if split == HIDDEN_SPLIT else v).gold_sha256 for v in ordered)
+    error: ValidationError | None = None
+    max_bytes = settings().max_bytes
+    for sha256 in candidates:
+        inputs = gold_store.load(sha256).get(track, split)
+        try:
+            return Predicted(parse_predictions(data, inputs, filename=filename,
+                                               max_bytes=max_bytes), inputs)
+        except ValidationError as exc:
+            error = error or exc
+    raise error or ValidationError([])
+
+
+def uploaded_under(submissions: Iterable[Submission]) -> dict[int, int]:
+    """Submission id → id of the version it was uploaded under (its first score's)."""
+    first: dict[int, int] = {}
+    for submission_id, version_id in db.session.execute(
+            select(Score.submission_id, Score.gold_version_id)
+            .where(Score.submission_id.in_([s.id for s in submissions])).order_by(Score.id)):
+        first.setdefault(submission_id, version_id)
+    return first
+
+
+def read_stored(submission: Submission, uploaded_version_id: int | None = None,
+                data: bytes | None = None) -> Predicted:
+    """A stored file read against the inputs it was accepted for (ValidationError if none).
+
+    `data` is the file's bytes when the caller fetched them already (blobs.get_many).
+    """
+    if data is None:
+        data = blobs.get(submission.file_sha256)
+    return read_file(data, submission.track, submission.split, submission.filename,
+                     uploaded_version_id)
+
+
+def predictions_for(submission: Submission, gold: GoldSplit) -> Predictions:
+    """A stored submission's predictions aligned to a gold split (per-example pages)."""
+    stored = read_stored(submission, uploaded_under([submission]).get(submission.id))
+    return realign(stored.predictions, gold)
+
+
+#: keys_digest → the key order it names, per process (rescoring asks once per file).
+_keys_of: dict[str, tuple[str, ...]] = {}
+
+
+def keys_named(digest: str, track: str, split: str, *likely: GoldSplit) -> tuple[str, ...] | None:
+    """The inputs' keys whose keys_digest a stored prediction set names (None if no version's).
+
+    The likely splits (a rescore's parent and target) are tried first, then every version's.
+    """
+    found = _keys_of.get(digest)
+    if found is not None:
+        return found
+    for gold in likely:
+        _keys_of.setdefault(split_digest(gold), gold.keys)
+    if digest not in _keys_of:
+        for version in _versions_of_transaction()[0].values():
+            splits = gold_store.gold_of(version).splits
+            if (track, split) in splits:
+                gold = splits[(track, split)]
+                _keys_of.setdefault(split_digest(gold), gold.keys)
+    return _keys_of.get(digest)
+
+
+# --- score rows ------------------------------------------------------------------------------
+
+
+def finite(value: float | None) -> float | None:
+    """A float for JSON: NaN and infinities (undefined metrics) become None."""
+    return value if value is not None and math.isfinite(value) else None
+
+
+def score_columns(result: ScoreResult) -> dict[str, Any]:
+    """A score row's columns from a benchmark result, ids aside (NaN stored as null)."""
+    metrics = {name: finite(value) for name, value in result.metrics.items()}
+    ci = {name: ([finite(v) for v in interval] if interval and all(map(math.isfinite, interval))
+                 else None) for name, interval in result.ci.items()}
+    return {"track": result.track, "split": result.split, "n": result.n, "metrics": metrics,
+            "ci": ci, "counts": dict(result.counts),
+            "primary_metric": metrics.get(TRACK_INFO[result.track].primary),
+            "outcomes": np.asarray(result.outcomes, dtype=np.uint8).tobytes(),
+            "f1": encode_f1(result.f1, result.f1_any), "scored_at": utcnow()}
+
+
+def score_values(submission_id: int, version_id: int, result: ScoreResult) -> dict[str, Any]:
+    """A score row's column values, for the bulk insert of a batch."""
+    return {"submission_id": submission_id, "gold_version_id": version_id,
+            **score_columns(result)}
+
+
+def score_row(submission: Submission, version: GoldVersion, result: ScoreResult) -> Score:
+    """A Score row of a stored submission (it has its id), not added to the session.
+
+    The row names the submission by id and holds it as loaded, without the backref event
+    that would append it to `submission.scores`: that event marks the submission changed,
+    and every later statement of an upload would then autoflush a unit of work with
+    nothing to write (0.56 ms). Callers set the collection themselves where they need it.
+    """
+    row = Score(submission_id=submission.id, gold_version=version, **score_columns(result))
+    set_committed_value(row, "submission", submission)
+    return row
+
+
+# --- the one entry point ---------------------------------------------------------------------
+
+
+#: What score_into scores: a stored submission, or predictions in hand.
+Source = Submission | Predicted
+
+
+@dataclass
+class Evaluated:
+    """What score_into found for a version: nothing written yet (see `store`)."""
+
+    version_id: int
+    #: Per source, its result; None where the parent's row carries over unchanged.
+    results: list[ScoreResult | None]
+    #: The parent version whose rows carry over (the carried sources' rows are copied).
+    parent_id: int | None = None
+    #: Stored submissions whose row is the parent's, copied as it is.
+    carried: set[int] = field(default_factory=set)
+    #: {"id", "predictions"} of stored submissions whose stored predictions differ.
+    predictions: list[dict[str, Any]] = field(default_factory=list)
+    #: How many rows came from the parent's outcomes (the others were read in full).
+    from_outcomes: int = 0
+
+
+def score_into(version: GoldVersion, sources: Sequence[Source], *,
+               incremental: bool = True) -> Evaluated:
+    """Score every source against a version's gold; nothing is written (see `store`).
+
+    Predictions in hand are aligned to the version and scored (their own result reused when
+    the version's examples are theirs). Stored submissions, incrementally: a row on a board
+    the version did not change is the parent's (copied); on a changed board only the
+    examples the update changed are evaluated again, from the parent's outcomes and the
+    stored predictions; the rest (all of them when not incremental) are read from their
+    files and scored in full, their stored predictions refreshed where they differ.
+    Raises DATA_ERRORS when a stored file cannot be scored.
+    """
+    chosen = settings()
+    gold = gold_store.gold_of(version)
+    evaluated = Evaluated(version.id, [None] * len(sources))
+    stored = [(i, s) for i, s in enumerate(sources) if isinstance(s, Submission)]
+    for i, source in enumerate(sources):
+        if isinstance(source, Predicted):
+            evaluated.results[i] = _score_predicted(source, gold.get(
+                source.inputs.track, source.inputs.split), chosen)
+    if not stored:
+        return evaluated
+    parent_id, carried = (carriable(version, [s for _, s in stored]) if incremental
+                          else (None, set()))
+    evaluated.parent_id, evaluated.carried = parent_id, carried
+    pending = [(i, s) for i, s in stored if s.id not in carried]
+    rest = (_from_outcomes(version, parent_id, pending, evaluated, chosen)
+            if parent_id is not None else pending)
+    _in_full(version, rest, evaluated, chosen)
+    if pending:
+        log.info("version %s: %d rows carried over, %d from the parent's outcomes, %d files "
+                 "read and scored", version.name, len(carried), evaluated.from_outcomes,
+                 len(rest))
+    return evaluated
+
+
+def _score_predicted(source: Predicted, target: GoldSplit, chosen: Settings) -> ScoreResult:
+    """Predictions in hand against a target split: their own result where it is the same."""
+    if target is source.inputs or target.examples == source.inputs.examples:
+        if source.result is not None:
+            return source.result
+        return score(target, source.predictions, resamples=chosen.resamples)
+    return score(target, realign(source.predictions, target), resamples=chosen.resamples)
+
+
+#: (version gold, donor gold) → boards whose examples are identical in both, per process.
+_unchanged: dict[tuple[str, str], frozenset[tuple[str, str]]] = {}
+
+
+def unchanged_boards(version: GoldVersion, donor: GoldVersion) -> frozenset[tuple[str, str]]:
+    """The (track, split) boards whose gold examples a version shares with another."""
+    key = (version.gold_sha256, donor.gold_sha256)
+    if key not in _unchanged:
+        new, old = gold_store.gold_of(version), gold_store.gold_of(donor)
+        _unchanged[key] = frozenset(
+            board for board, split in new.splits.items()
+            if board in old.splits and old.splits[board].examples == split.examples)
+    return _unchanged[key]
+
+
+def carriable(version: GoldVersion, submissions: list[Submission]) -> tuple[int | None, set[int]]:
+    """The parent's id and the submissions whose parent row carries over unchanged.
+
+    Scores depend only on the gold examples of a board (and the file, the seed and the
+    resamples), so on a board the version did not change the parent's row is exactly what
+    a rescore gives.
+    """
+    parent = db.session.get(GoldVersion, version.parent_id) if version.parent_id else None
+    if parent is None:
+        return None, set()
+    same = unchanged_boards(version, parent)
+    eligible = [s.id for s in submissions if (s.track, s.split) in same]
+    if not eligible:
+        return parent.id, set()
+    return parent.id, set(db.session.scalars(select(Score.submission_id).where(
+        Score.gold_version_id == parent.id, Score.submission_id.in_(eligible))))
+
+
+def _from_outcomes(version: GoldVersion, parent_id: int,
+                   pending: list[tuple[int, Submission]], evaluated: Evaluated,
+                   chosen: Settings) -> list[tuple[int, Submission]]:
+    """Results from the parent's rows where possible (into evaluated); the rest, to read.
+
+    One query reads the parent rows with the stored predictions; only the examples the
+    update changed or added are evaluated again (benchmark.incremental).
+    """
+    ids = [s.id for _, s in pending]
+    if not ids:
+        return []
+    found = {sid: (outcomes, f1, stored) for sid, outcomes, f1, stored in db.session.execute(
+        select(Score.submission_id, Score.outcomes, Score.f1, Submission.predictions)
+        .join(Submission, Submission.id == Score.submission_id)
+        .where(Score.gold_version_id == parent_id, Score.submission_id.in_(ids),
+               Submission.predictions.is_not(None))) if stored is not None}
+    if not found:
+        return pending
+    gold = gold_store.gold_of(version)
+    parent_gold = gold_store.gold_of(db.session.get_one(GoldVersion, parent_id))
+    rest = []
+    for position, submission in pending:
+        board = (submission.track, submission.split)
+        result = None
+        if submission.id in found and board in gold.splits and board in parent_gold.splits:
+            result = _incremental_result(parent_gold.splits[board], gold.splits[board],
+                                         submission, *found[submission.id], chosen)
+        if result is None:
+            rest.append((position, submission))
+        else:
+            evaluated.results[position] = result
+            evaluated.from_outcomes += 1
+    return rest
+
+
+def _incremental_result(parent: GoldSplit, target: GoldSplit, submission: Submission,
+                        outcomes: bytes, f1: bytes | None, stored: bytes,
+                        chosen: Settings) -> ScoreResult | None:
+    """A submission's score from its parent row and stored predictions; None if they cannot
+    give it (a row older than the lenient metrics or of another length, unknown inputs)."""
+    try:
+        predictions = incremental.decode_predictions(stored)
+        f1_values = incremental.decode_f1(f1, len(parent)) if f1 is not None else None
+    except (msgspec.DecodeError, zlib.error):
+        log.warning("submission %s: stored predictions or F1 unreadable; scored in full",
+                    submission.id)
+        return None
+    if f1_values is None and not target.is_identification:
+        return None
+    keys = keys_named(predictions.keys_sha256, submission.track, submission.split,
+                      parent, target)
+    if keys is None:
+        return None
+    try:
+        return incremental.rescore(
+            parent, target, np.frombuffer(outcomes, dtype=np.uint8), predictions, keys,
+            f1_values, resamples=chosen.resamples)
+    except ValueError:
+        return None
+
+
+def _in_full(version: GoldVersion, pending: list[tuple[int, Submission]],
+             evaluated: Evaluated, chosen: Settings) -> None:
+    """Read and score stored files (into evaluated), noting stored predictions to refresh.
+
+    The stored predictions are compared with the file's parse and written where they differ
+    (absent on old rows; or the parser changed, which is when a full rescore is run), so an
+    incremental rescore after this one reads what this one scored.
+    """
+    if not pending:
+        return
+    gold = gold_store.gold_of(version)
+    submissions = [s for _, s in pending]
+    uploaded = uploaded_under(submissions)
+    files = blobs.get_many(s.file_sha256 for s in submissions)  # one round trip, not one a file
+    have: dict[int, bytes | None] = dict(db.session.execute(
+        select(Submission.id, Submission.predictions).where(
+            Submission.id.in_([s.id for s in submissions]))).all())
+    for position, s in pending:
+        read = read_stored(s, uploaded.get(s.id), blobs.decompress(files[s.file_sha256])
+                           if s.file_sha256 in files else None)
+        target = gold.get(s.track, s.split)
+        evaluated.results[position] = score(target, realign(read.predictions, target),
+                                            resamples=chosen.resamples)
+        blob = incremental.encode_predictions(read.predictions)
+        if have.get(s.id) != blob:
+            evaluated.predictions.append({"id": s.id, "predictions": blob})
+
+
+def store(evaluated: Evaluated, sources: Sequence[Source], *, replace: bool = False) -> None:
+    """Write what score_into found for stored submissions (not committed).
+
+    Rows a concurrent run of the same step wrote first are skipped; with `replace`, the
+    version's existing rows of these submissions are deleted first (an in-place rescore).
+    """
+    ids = [s.id for s in sources if isinstance(s, Submission)]
+    if replace and ids:
+        db.session.execute(delete(Score).where(Score.gold_version_id == evaluated.version_id,
+                                               Score.submission_id.in_(ids)))
+    if evaluated.parent_id is not None:
+        copy_rows(evaluated.version_id, evaluated.parent_id, evaluated.carried)
+    insert_scores([score_values(source.id, evaluated.version_id, result)
+                   for source, result in zip(sources, evaluated.results, strict=True)
+                   if isinstance(source, Submission) and result is not None])
+    if evaluated.predictions:
+        # ORM bulk UPDATE by primary key: one executemany.
+        db.session.execute(update(Submission), evaluated.predictions)
+
+
+def insert_scores(rows: list[dict[str, Any]]) -> None:
+    """Insert score rows, skipping those a concurrent run of the same step wrote first."""
+    if not rows:
+        return
+    # Parameters apart (executemany, "insertmanyvalues"): the statement compiles once and is
+    # cached, where a multi-row VALUES compiles again for every batch (~0.6 ms a row).
+    db.session.execute(upsert_insert(Score).on_conflict_do_nothing(
+        index_elements=["submission_id", "gold_version_id"]), rows)
+
+
+#: The columns a carried-over row copies from its parent row.
+COPIED_COLUMNS = ("submission_id", "track", "split", "n", "metrics", "ci", "counts",
+                  "primary_metric", "outcomes", "f1")
+
+
+def copy_rows(version_id: int, parent_id: int, submission_ids: set[int]) -> None:
+    """Copy parent-version score rows to a version: one INSERT … SELECT, nothing read."""
+    if not submission_ids:
+        return
+    source = select(*(getattr(Score, name) for name in COPIED_COLUMNS),
+                    literal(version_id, Integer), literal(utcnow(), DateTime)).where(
+        Score.gold_version_id == parent_id, Score.submission_id.in_(submission_ids))
+    db.session.execute(upsert_insert(Score).from_select(
+        [*COPIED_COLUMNS, "gold_version_id", "scored_at"], source).on_conflict_do_nothing(
+        index_elements=["submission_id", "gold_version_id"]))
+
+
+# --- uploads, also while versions are being rescored -----------------------------------------
+
+
+def lock_versions(*, shared: bool) -> None:
+    """Hold the version-switch lock for this transaction (PostgreSQL advisory lock)."""
+    if db.session.get_bind().dialect.name == "postgresql":
+        function = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
+        db.session.execute(text(f"SELECT {function}(:key)"), {"key": SWITCH_LOCK_KEY})
+
+
+def _rescoring_jobs() -> Any:
+    return select(Job.gold_version_id).where(Job.kind == JobKind.RESCORE.value,
+                                             Job.status.in_(UNFINISHED_JOB_STATES))
+
+
+def _active_and_rescoring_statement(_dialect: str) -> Any:
+    return (select(GoldVersion).where(or_(GoldVersion.is_active.is_(True),
+                                          GoldVersion.id.in_(_rescoring_jobs())))
+            .order_by(GoldVersion.is_active.desc(), GoldVersion.id))
+
+
+#: Read by every upload: built once (see extensions.prebuilt).
+_active_and_rescoring = prebuilt(_active_and_rescoring_statement)
+
+
+def active_and_rescoring() -> list[GoldVersion]:
+    """The active version, then those with an unfinished rescore job, in one round trip."""
+    found = list(db.session.scalars(_active_and_rescoring()))
+    if not found or not found[0].is_active:
+        gold_store.active_version()  # raises GoldUnavailable
+    return found
+
+
+def upload_scores(submission: Submission, upload: Predicted) -> list[Score]:
+    """An upload's new score rows: the active version's first, then one for every version
+    being rescored (not added to the session: the upload stores them).
+
+    Call inside the upload's locked transaction.
+    """
+    lock_versions(shared=True)
+    return [score_row(submission, version, result)
+            for version in active_and_rescoring()
+            for result in score_into(version, [upload]).results if result is not None]
+
+
+def unscored_condition(version: GoldVersion) -> Any:
+    """SQL condition: the submission has no score for the version."""
+    return ~exists().where(Score.submission_id == Submission.id,
+                           Score.gold_version_id == version.id)
