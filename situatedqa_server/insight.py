@@ -8,7 +8,6 @@ from flask import (
     Blueprint,
     Response,
     abort,
-    current_app,
     g,
     render_template,
     request,
@@ -22,6 +21,7 @@ from .extensions import db
 from .models import GoldVersion, Score, Submission, Team
 from .services import (
     diagnostics,
+    evaluation,
     exports,
     gold_store,
     ladder,
@@ -137,7 +137,7 @@ def compare() -> tuple[str, int]:
         return compare_page(a, b), 200
     try:
         result = diagnostics.compare_scores(a, score_a, b, score_b,
-                                            current_app.config["BOOTSTRAP_RESAMPLES"])
+                                            evaluation.settings().resamples)
     except diagnostics.NotComparable as exc:  # the compare page again, saying why
         return compare_page(a, b, problem=exc.message), exc.http_status
     filters = compare_filters()
