@@ -1,6 +1,7 @@
 """SituatedQA benchmark core: gold import, prediction formats, the paper's metrics, CIs.
 
-Pure Python (numpy only); the web server and the offline CLI call the same functions.
+Pure Python (numpy and msgspec; click for the CLI), no Flask; the web server and the offline
+CLI call the same functions.
 """
 
 from .formats import (

@@ -30,7 +30,7 @@ flask --app app jobs worker --loglevel WARNING &
 worker=$!
 trap 'kill "$worker" 2>/dev/null; wait "$worker" 2>/dev/null' EXIT INT TERM
 echo "SituatedQA evaluation server: open http://127.0.0.1:$PORT (Ctrl-C stops it)"
-# The project's gunicorn settings: each worker loads the gold and its scoring caches before
+# gunicorn reads ./gunicorn.conf.py (the project's settings): each worker loads the gold and its scoring caches before
 # its first request; 4 threads a worker; request-line limits the app answers itself.
-gunicorn -c python:situatedqa_server.gunicorn_conf --bind "127.0.0.1:$PORT" \
+gunicorn --bind "127.0.0.1:$PORT" \
   --workers "${WORKERS:-2}" --access-logfile - app:app
