@@ -90,7 +90,11 @@ class QuickStart:
             except (requests.ConnectionError, requests.Timeout):
                 return False
 
-        wait_for(up, 600, "the quick start to serve")
+        try:
+            wait_for(up, 600, "the quick start to serve")
+        except BaseException:
+            self.stop(process)  # no server or job worker left behind
+            raise
         return process
 
     def stop(self, process: subprocess.Popen[bytes]) -> None:
