@@ -99,9 +99,11 @@ class QuickStart:
 
     def stop(self, process: subprocess.Popen[bytes]) -> None:
         """Ctrl-C, as the README says: the server and its job worker stop."""
-        os.killpg(process.pid, signal.SIGINT)
         try:
+            os.killpg(process.pid, signal.SIGINT)
             process.wait(timeout=60)
+        except ProcessLookupError:  # the group is gone already
+            pass
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
