@@ -1,9 +1,11 @@
 """The benchmark's tracks, declared once: the registry every other module reads.
 
 A track's declaration (TrackInfo) holds its key fields, partitions and their rule, metrics,
-primary metric, labels and the reader that turns records of the release into gold
-examples. Formats, gold import, gold versions, the baselines and the server read it, so a
-new track is one declaration here (plus its tests).
+primary metric, display names (its title, its metrics' and source datasets' labels), its
+plots, the paper's query form of its questions and the reader that turns records of the
+release into gold examples. Formats, gold import, gold versions, the baselines and the
+server read it and never test a track's name, so a new track is one declaration here (plus
+its tests).
 """
 
 from __future__ import annotations
@@ -44,6 +46,13 @@ TEMP_PARTITION_OF_DATE_TYPE: Final = {
 }
 CURPREV_WHICH: Final = ("current", "previous")
 
+#: Plots a track may have beside the bars of every metric that every submission has:
+#: "years" (a submission's EM by the year of its examples' context date), "groups" (a
+#: submission's EM per group: the track's group_metrics) and "drift" (the top entries' EM
+#: under every gold version, against each version's as-of date: for answers that move with
+#: time).
+PLOT_KINDS: Final = ("years", "groups", "drift")
+
 _COMMON = frozenset(normalize_answer(loc) for loc in COMMON_LOCATIONS)
 _US = frozenset(normalize_answer(loc) for loc in US_LOCATIONS)
 _INDIA = frozenset(normalize_answer(loc) for loc in INDIA_LOCATIONS)
@@ -68,10 +77,47 @@ class BuildOptions:
     present_threshold: int = DEFAULT_PRESENT_THRESHOLD
 
 
+@dataclass(frozen=True)
+class GroupPlot:
+    """A track's "groups" plot: a submission's EM per group, each group one of its metrics."""
+
+    #: What a group is, in the plot's title and table ("location group").
+    noun: str
+    #: The groups' metrics, in the paper's order.
+    metrics: tuple[str, ...]
+
+
 #: Turns one record of the release into the track's examples (none, one or several).
 Reader = Callable[["TrackInfo", Mapping[str, Any], BuildOptions], Iterator[Example]]
 #: The partitions of an example from its context and label; ValueError names a bad value.
 PartitionRule = Callable[[Mapping[str, str], "bool | None"], tuple[str, ...]]
+#: The paper's query-modified form of a question, from the question and its context (a
+#: mapping holding the track's context fields): Section 4, Table 3.
+QueryForm = Callable[[str, Mapping[str, Any]], str]
+
+PREVIOUS_PREFIX: Final = "previously "
+
+
+def query_alone(question: str, context: Mapping[str, Any]) -> str:
+    """The question as it is: a track without a context to add (present, identification)."""
+    return question
+
+
+def query_as_of(question: str, context: Mapping[str, Any]) -> str:
+    """Temporal query modification: append "as of DATE"."""
+    return f"{question} as of {context['date']}"
+
+
+def query_in_location(question: str, context: Mapping[str, Any]) -> str:
+    """Geographical query modification: append "in LOCATION" (lower-cased, as the release's
+    edited questions have it)."""
+    return f"{question} in {str(context['location']).lower()}"
+
+
+def query_previously(question: str, context: Mapping[str, Any]) -> str:
+    """Current or previous answer: "previously QUESTION" asks for the previous one (paper
+    Section 6); the current one is asked with the question alone."""
+    return f"{PREVIOUS_PREFIX}{question}" if context["which"] == "previous" else question
 
 
 @dataclass(frozen=True)
@@ -95,6 +141,64 @@ class TrackInfo:
     partition_rule: PartitionRule | None = None
     #: Context fields whose values form a closed set.
     context_values: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: The paper's query-modified form of the track's questions (baselines' query-modified
+    #: and finetuned settings).
+    query: QueryForm = query_alone
+    #: The context field whose value is an example's context type (curprev: which, current
+    #: or previous answer); None when the whole track is one, named as the track. Baselines
+    #: train one model (fine-tuning) or look answers up (nn-train) per context type.
+    context_type_field: str | None = None
+    #: Whether the paper fine-tunes a model per context type on the track (Section 4).
+    fine_tuned: bool = False
+    #: Display names of the source datasets its examples come from, by the metric suffix
+    #: of the source (f1_marco: "MS MARCO").
+    source_labels: Mapping[str, str] = field(default_factory=dict)
+    #: The track's plots of PLOT_KINDS.
+    plots: tuple[str, ...] = ()
+    #: What the "groups" plot draws (with "groups" in plots).
+    groups: GroupPlot | None = None
+    #: Partition sizes of the paper's tables where they differ from the release's, by split
+    #: then partition (the paper rows of a board were computed on these).
+    paper_partition_sizes: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """ValueError for a declaration that names an unknown plot or metric."""
+        unknown = [kind for kind in self.plots if kind not in PLOT_KINDS]
+        if unknown:
+            raise ValueError(f"track {self.name!r}: unknown plot kinds {unknown}; "
+                             f"choose from {list(PLOT_KINDS)}")
+        if ("groups" in self.plots) != (self.groups is not None) or not set(
+                self.groups.metrics if self.groups else ()) <= set(self.metrics):
+            raise ValueError(f"track {self.name!r}: a groups plot and its groups (some of the "
+                             "track's metrics) are declared together")
+        if self.context_type_field is not None and (
+                self.context_type_field not in self.context_values):
+            raise ValueError(f"track {self.name!r}: the context type field "
+                             f"{self.context_type_field!r} needs its closed set of values")
+
+    @property
+    def context_types(self) -> tuple[str, ...]:
+        """The track's context types (see context_type_field)."""
+        if self.context_type_field is None:
+            return (self.name,)
+        return self.context_values[self.context_type_field]
+
+    def context_type(self, context: Mapping[str, Any]) -> str:
+        """The context type of an example with this context (or a record holding it)."""
+        if self.context_type_field is None:
+            return self.name
+        return str(context[self.context_type_field])
+
+    def source_label(self, source: str) -> str:
+        """The display name of a source dataset, by its metric suffix (itself if undeclared)."""
+        return self.source_labels.get(source, source)
+
+    def label(self, metric: str) -> str:
+        """A metric's display name on this track: "EM", "Static", "F1 (MS MARCO)"."""
+        if metric in METRIC_LABELS:
+            return METRIC_LABELS[metric]
+        statistic, _, source = metric.partition("_")
+        return f"{METRIC_LABELS.get(statistic, statistic)} ({self.source_label(source)})"
 
     @property
     def lenient_metrics(self) -> tuple[str, ...]:
@@ -235,6 +339,11 @@ def read_curprev(info: TrackInfo, r: Mapping[str, Any],
 
 _ID_METRICS: Final = ("accuracy", "precision", "recall", "f1")
 _DEPENDENCE: Final = ("dependent", "independent")
+#: The source datasets of the identification questions (id_data's source_dataset, up to its
+#: first "."): the paper's names (Table 10), MS MARCO and TyDi QA as those datasets spell
+#: theirs.
+_ID_SOURCES: Final = {"nq_table": "NQ-Table", "nq_passage": "NQ-Passage",
+                      "webq": "WebQuestions", "tydi": "TyDi QA", "marco": "MS MARCO"}
 
 TRACK_INFO: Final[dict[str, TrackInfo]] = {
     "temp": TrackInfo(
@@ -244,7 +353,9 @@ TRACK_INFO: Final[dict[str, TrackInfo]] = {
         "Answer the question as of the given date (paper Tables 5 and 6).",
         identification=False, partitions=("static", "sampled", "start"),
         release=ReleaseFile("qa_data", "temp"), read=read_situated,
-        partition_rule=temp_partitions,
+        partition_rule=temp_partitions, query=query_as_of, fine_tuned=True,
+        plots=("years", "drift"),
+        paper_partition_sizes={"test": {"sampled": 1472, "start": 923}},
     ),
     "geo": TrackInfo(
         "geo", "Geographical SituatedQA",
@@ -253,7 +364,10 @@ TRACK_INFO: Final[dict[str, TrackInfo]] = {
         "Answer the question for the given location (paper Tables 5, 6 and 7).",
         identification=False, partitions=("common", "rare", "us", "india", "other_common"),
         release=ReleaseFile("qa_data", "geo"), read=read_situated,
-        partition_rule=geo_location_partitions,
+        partition_rule=geo_location_partitions, query=query_in_location, fine_tuned=True,
+        plots=("groups",), groups=GroupPlot(
+            "location group", ("em_us", "em_india", "em_other_common", "em_rare")),
+        paper_partition_sizes={"test": {"common": 265, "us": 42}},
     ),
     "temp-id": TrackInfo(
         "temp-id", "Temporal dependence identification",
@@ -261,7 +375,7 @@ TRACK_INFO: Final[dict[str, TrackInfo]] = {
         "Is the answer to this question time-dependent? (paper Table 4).",
         identification=True, partitions=_DEPENDENCE,
         release=ReleaseFile("id_data", "temp"), read=read_identification,
-        partition_rule=dependence_partitions,
+        partition_rule=dependence_partitions, source_labels=_ID_SOURCES,
     ),
     "geo-id": TrackInfo(
         "geo-id", "Geographical dependence identification",
@@ -276,7 +390,7 @@ TRACK_INFO: Final[dict[str, TrackInfo]] = {
         ("em", "em_stable", "em_updated"), "em", (),
         "Answer as of the data collection (Feb 2021), split Stable / Updated (paper Table 9).",
         identification=False, partitions=("stable", "updated"),
-        release=ReleaseFile("raw_data", "temp"), read=read_present,
+        release=ReleaseFile("raw_data", "temp"), read=read_present, plots=("drift",),
     ),
     "curprev": TrackInfo(
         "curprev", "Current and previous answers",
@@ -285,6 +399,7 @@ TRACK_INFO: Final[dict[str, TrackInfo]] = {
         identification=False, partitions=CURPREV_WHICH,
         release=ReleaseFile("raw_data", "temp"), read=read_curprev,
         partition_rule=curprev_partitions, context_values={"which": CURPREV_WHICH},
+        query=query_previously, context_type_field="which", fine_tuned=True,
     ),
 }
 QA_TRACKS: Final = tuple(t for t, info in TRACK_INFO.items() if not info.identification)

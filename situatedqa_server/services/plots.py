@@ -34,7 +34,6 @@ from benchmark.scoring import CORRECT
 from ..extensions import db
 from ..models import Score, Submission, Visibility
 from . import ranking
-from .leaderboards import column_label
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -53,8 +52,6 @@ COLOR = "#3b5b92"
 SIZE = (7.0, 3.8)
 MAX_TOP = 10
 MAX_CACHED = 2000
-#: Location groups of the geo track, in the order of paper Table 7.
-GEO_GROUPS = ("em_us", "em_india", "em_other_common", "em_rare")
 YEAR = re.compile(r"^(\d{4})")
 
 
@@ -144,7 +141,8 @@ def draw_bars(bars: list[Bar], ylabel: str) -> Callable[[Axes], None]:
 def score_bars(score: Score, names: list[str] | None = None) -> list[Bar]:
     """Bars of a stored score's metrics (all of them, or the named ones)."""
     names = names if names is not None else list(score.metrics)
-    return [Bar(column_label(n), score.metrics.get(n),
+    label = TRACK_INFO[score.track].label
+    return [Bar(label(n), score.metrics.get(n),
                 (score.ci[n][0], score.ci[n][1]) if score.ci.get(n) else None,
                 (score.counts or {}).get(n))
             for n in names if n in score.metrics]
@@ -152,7 +150,7 @@ def score_bars(score: Score, names: list[str] | None = None) -> list[Bar]:
 
 def submission_plot(submission: Submission, score: Score) -> PlotSpec:
     """Per submission: a bar per metric and partition, with CI whiskers (grouped for ID)."""
-    if TRACK_INFO[submission.track].primary == "f1":
+    if TRACK_INFO[submission.track].identification:
         return identification_plot(submission, score)
     bars = score_bars(score, ordered_metrics(submission.track, score.metrics))
     return PlotSpec(
@@ -171,14 +169,15 @@ def ordered_metrics(track: str, names: Any) -> list[str]:
 
 def identification_plot(submission: Submission, score: Score) -> PlotSpec:
     """Identification: one group per statistic, one bar for all examples and per source."""
-    statistics = list(TRACK_INFO[submission.track].metrics)
+    info = TRACK_INFO[submission.track]
+    statistics = list(info.metrics)
     sources = sorted({n.split("_", 1)[1] for n in score.metrics
                       if "_" in n and n.split("_", 1)[0] in statistics})
     series = [("all", [replace_label(b, s) for b, s in
                        zip(score_bars(score, statistics), statistics, strict=False)])]
     for source in sources:
         names = [f"{s}_{source}" for s in statistics]
-        series.append((source, [Bar(METRIC_LABELS[s], *bar_values(score, n))
+        series.append((info.source_label(source), [Bar(METRIC_LABELS[s], *bar_values(score, n))
                                 for s, n in zip(statistics, names, strict=True)]))
     rows = [row for name, bars in series for row in table_rows(bars, name)]
     if "auc" in score.metrics:
@@ -205,14 +204,18 @@ def bar_values(score: Score, name: str) -> tuple[float | None, tuple[float, floa
             (score.counts or {}).get(name))
 
 
-def geo_plot(submission: Submission, score: Score) -> PlotSpec:
-    """geo: EM per location group (paper Table 7), with CI whiskers."""
-    bars = score_bars(score, list(GEO_GROUPS))
+def groups_plot(submission: Submission, score: Score) -> PlotSpec:
+    """EM per group of the track's groups plot (geo: location groups, paper Table 7), with
+    CI whiskers."""
+    groups = TRACK_INFO[submission.track].groups
+    if groups is None:
+        raise ValueError(f"track {submission.track!r} has no groups plot")
+    bars = score_bars(score, list(groups.metrics))
     return PlotSpec(
-        "geo-groups", f"{submission.method_name}: EM per location group",
-        "Bar chart of EM per location group: " + describe(bars),
+        "groups", f"{submission.method_name}: EM per {groups.noun}",
+        f"Bar chart of EM per {groups.noun}: " + describe(bars),
         [score.id, score.scored_at, submission.method_name], draw_bars(bars, "EM (%)"),
-        table=[["location group", *TABLE_HEADER[1:]], *table_rows(bars)])
+        table=[[groups.noun, *TABLE_HEADER[1:]], *table_rows(bars)])
 
 
 @dataclass
@@ -261,8 +264,8 @@ def year_buckets(gold: GoldSplit, min_size: int = MIN_TEST_BUCKET) -> list[YearB
     return bins
 
 
-def temp_plot(submission: Submission, score: Score, gold: GoldSplit) -> PlotSpec:
-    """temp: EM by the year of the context (how a model decays far from its training data)."""
+def years_plot(submission: Submission, score: Score, gold: GoldSplit) -> PlotSpec:
+    """EM by the year of the context date (how a model decays far from its training data)."""
     outcomes = np.frombuffer(score.outcomes, dtype=np.uint8).astype(np.int64) & CORRECT
     bins = year_buckets(gold, MIN_TEST_BUCKET)
     bars = []
@@ -272,7 +275,7 @@ def temp_plot(submission: Submission, score: Score, gold: GoldSplit) -> PlotSpec
         bars.append(Bar(b.label, value.value, value.ci, int(b.mask.sum())))
     undated = int((context_years(gold) < 0).sum())
     return PlotSpec(
-        "temp-years", f"{submission.method_name}: EM by year of the context",
+        "years", f"{submission.method_name}: EM by year of the context",
         f"Line chart of EM by the year of the question's date, in {len(bars)} bins of at "
         f"least {MIN_TEST_BUCKET} examples (decades before {DECADES_BEFORE}); {undated} "
         "examples without a date are left out.",
@@ -327,7 +330,7 @@ def _top_plot(generation: tuple[Any, ...], top: int) -> PlotSpec:
     return PlotSpec("top", f"Top {len(series)}: {track} / {split}", alt,
                     [track, split, version_id, top,
                      [(s.id, score.id, score.scored_at, s.method_name) for s, score in rows]],
-                    draw_grouped([column_label(n) for n in names], series),
+                    draw_grouped([TRACK_INFO[track].label(n) for n in names], series),
                     table=[["entry", "metric", *TABLE_HEADER[1:]],
                            *[row for name, bars in series for row in table_rows(bars, name)]],
                     note=None if series else (
