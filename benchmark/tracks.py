@@ -46,6 +46,14 @@ TEMP_PARTITION_OF_DATE_TYPE: Final = {
 }
 CURPREV_WHICH: Final = ("current", "previous")
 
+#: Labels of the metrics that are not a partition's: every QA track's EM and EM Any, every
+#: identification track's statistics. A track labels its partitions (partition_labels).
+SHARED_LABELS: Final = {"em": "EM", "em_any": "EM Any", "accuracy": "Accuracy",
+                        "precision": "Precision", "recall": "Recall", "f1": "F1",
+                        "auc": "ROC AUC"}
+#: The lenient metrics' families (their name's start) and labels, with EM's partition label.
+_LENIENT_LABELS: Final = (("em_equiv", "EM equiv"), ("f1", "Token F1"))
+
 #: Plots a track may have beside the bars of every metric that every submission has:
 #: "years" (a submission's EM by the year of its examples' context date), "groups" (a
 #: submission's EM per group: the track's group_metrics) and "drift" (the top entries' EM
@@ -141,6 +149,8 @@ class TrackInfo:
     partition_rule: PartitionRule | None = None
     #: Context fields whose values form a closed set.
     context_values: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Display names of the partitions its metrics are computed on (em_static: "Static").
+    partition_labels: Mapping[str, str] = field(default_factory=dict)
     #: The paper's query-modified form of the track's questions (baselines' query-modified
     #: and finetuned settings).
     query: QueryForm = query_alone
@@ -163,6 +173,13 @@ class TrackInfo:
 
     def __post_init__(self) -> None:
         """ValueError for a declaration that names an unknown plot or metric."""
+        unlabelled = [m for m in self.metrics if m not in SHARED_LABELS and (
+            not m.startswith("em_") or m.removeprefix("em_") not in self.partitions
+            or m.removeprefix("em_") not in self.partition_labels)]
+        if self.primary not in self.metrics or unlabelled:
+            raise ValueError(f"track {self.name!r}: the primary metric must be one of its "
+                             "metrics, each of them EM on a declared and labelled partition "
+                             f"or one of {list(SHARED_LABELS)}; not {unlabelled}")
         unknown = [kind for kind in self.plots if kind not in PLOT_KINDS]
         if unknown:
             raise ValueError(f"track {self.name!r}: unknown plot kinds {unknown}; "
@@ -194,11 +211,21 @@ class TrackInfo:
         return self.source_labels.get(source, source)
 
     def label(self, metric: str) -> str:
-        """A metric's display name on this track: "EM", "Static", "F1 (MS MARCO)"."""
-        if metric in METRIC_LABELS:
-            return METRIC_LABELS[metric]
+        """A metric's display name on this track: "EM", "Static", "Token F1 Static", and per
+        source dataset "F1 (MS MARCO)"."""
+        if metric in SHARED_LABELS:
+            return SHARED_LABELS[metric]
+        if metric.startswith("em_") and metric[3:] in self.partition_labels:
+            return self.partition_labels[metric[3:]]
+        if metric in self.lenient_metrics:
+            for family, base in _LENIENT_LABELS:
+                if metric.startswith(family):
+                    suffix = metric.removeprefix(family)
+                    return f"{base} {self.label('em' + suffix)}".replace(f"{base} EM", base)
         statistic, _, source = metric.partition("_")
-        return f"{METRIC_LABELS.get(statistic, statistic)} ({self.source_label(source)})"
+        if not source or statistic not in SHARED_LABELS:
+            return metric
+        return f"{SHARED_LABELS[statistic]} ({self.source_label(source)})"
 
     @property
     def lenient_metrics(self) -> tuple[str, ...]:
@@ -352,6 +379,7 @@ TRACK_INFO: Final[dict[str, TrackInfo]] = {
         ("date", "date_type"),
         "Answer the question as of the given date (paper Tables 5 and 6).",
         identification=False, partitions=("static", "sampled", "start"),
+        partition_labels={"static": "Static", "sampled": "Sampled", "start": "Start"},
         release=ReleaseFile("qa_data", "temp"), read=read_situated,
         partition_rule=temp_partitions, query=query_as_of, fine_tuned=True,
         plots=("years", "drift"),
@@ -363,6 +391,8 @@ TRACK_INFO: Final[dict[str, TrackInfo]] = {
         ("location",),
         "Answer the question for the given location (paper Tables 5, 6 and 7).",
         identification=False, partitions=("common", "rare", "us", "india", "other_common"),
+        partition_labels={"common": "Common", "rare": "Rare", "us": "US", "india": "India",
+                          "other_common": "Other common"},
         release=ReleaseFile("qa_data", "geo"), read=read_situated,
         partition_rule=geo_location_partitions, query=query_in_location, fine_tuned=True,
         plots=("groups",), groups=GroupPlot(
@@ -390,6 +420,7 @@ TRACK_INFO: Final[dict[str, TrackInfo]] = {
         ("em", "em_stable", "em_updated"), "em", (),
         "Answer as of the data collection (Feb 2021), split Stable / Updated (paper Table 9).",
         identification=False, partitions=("stable", "updated"),
+        partition_labels={"stable": "Stable", "updated": "Updated"},
         release=ReleaseFile("raw_data", "temp"), read=read_present, plots=("drift",),
     ),
     "curprev": TrackInfo(
@@ -397,6 +428,7 @@ TRACK_INFO: Final[dict[str, TrackInfo]] = {
         ("em", "em_current", "em_previous"), "em", ("which",),
         "Give the current or the previous answer of a changing fact (paper Table 8).",
         identification=False, partitions=CURPREV_WHICH,
+        partition_labels={"current": "Current", "previous": "Previous"},
         release=ReleaseFile("raw_data", "temp"), read=read_curprev,
         partition_rule=curprev_partitions, context_values={"which": CURPREV_WHICH},
         query=query_previously, context_type_field="which", fine_tuned=True,
@@ -457,36 +489,12 @@ def read_track(
     return examples
 
 
-#: Human-readable labels for every metric name used anywhere.
+#: Every metric's label on every track (TrackInfo.label gives one track's, per-source
+#: metrics included).
 METRIC_LABELS: Final[dict[str, str]] = {
-    "em": "EM",
-    "em_static": "Static",
-    "em_sampled": "Sampled",
-    "em_start": "Start",
-    "em_any": "EM Any",
-    "em_common": "Common",
-    "em_rare": "Rare",
-    "em_us": "US",
-    "em_india": "India",
-    "em_other_common": "Other common",
-    "em_stable": "Stable",
-    "em_updated": "Updated",
-    "em_current": "Current",
-    "em_previous": "Previous",
-    "accuracy": "Accuracy",
-    "precision": "Precision",
-    "recall": "Recall",
-    "f1": "F1",
-    "auc": "ROC AUC",
-}
-# The lenient metrics' labels: "EM equiv" and "Token F1", with EM's partition label.
-for _info in TRACK_INFO.values():
-    for _name in _info.lenient_metrics:
-        _family, _suffix = ("em_equiv", _name[8:]) if _name.startswith("em_equiv") else (
-            "f1", _name[2:])
-        _base = "EM equiv" if _family == "em_equiv" else "Token F1"
-        METRIC_LABELS.setdefault(_name, f"{_base} {METRIC_LABELS['em' + _suffix]}".replace(
-            f"{_base} EM", _base))
+    metric: info.label(metric) for info in TRACK_INFO.values()
+    for metric in (*info.metrics, *info.lenient_metrics)}
+METRIC_LABELS.update(SHARED_LABELS)
 
 
 class UnknownTrackError(ValueError):

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from benchmark import METRIC_LABELS, TRACK_INFO
+from benchmark import TRACK_INFO
 
 from ..models import Score, Submission
 from .leaderboards import Board, iso
@@ -70,8 +70,9 @@ def rounded(value: float | None) -> float | None:
 
 def metric_name(track: str, name: str) -> str:
     """A human name of a metric of a track, e.g. 'EM (Static)', 'F1 (MS MARCO)'."""
-    label = TRACK_INFO[track].label(name)
-    if name in METRIC_LABELS and name.startswith("em_") and name != "em_any":
+    info = TRACK_INFO[track]
+    label = info.label(name)
+    if name.startswith("em_") and name.removeprefix("em_") in info.partition_labels:
         return f"EM ({label})"
     return label
 

@@ -27,7 +27,7 @@ import numpy as np
 from flask import current_app
 from sqlalchemy import select
 
-from benchmark import METRIC_LABELS, TRACK_INFO, GoldSplit
+from benchmark import TRACK_INFO, GoldSplit
 from benchmark.metrics import accuracy_from_binary, metric_from_codes
 from benchmark.scoring import CORRECT
 
@@ -173,27 +173,22 @@ def identification_plot(submission: Submission, score: Score) -> PlotSpec:
     statistics = list(info.metrics)
     sources = sorted({n.split("_", 1)[1] for n in score.metrics
                       if "_" in n and n.split("_", 1)[0] in statistics})
-    series = [("all", [replace_label(b, s) for b, s in
-                       zip(score_bars(score, statistics), statistics, strict=False)])]
+    series = [("all", score_bars(score, statistics))]
     for source in sources:
         names = [f"{s}_{source}" for s in statistics]
-        series.append((info.source_label(source), [Bar(METRIC_LABELS[s], *bar_values(score, n))
-                                for s, n in zip(statistics, names, strict=True)]))
+        series.append((info.source_label(source), [Bar(info.label(s), *bar_values(score, n))
+                                                    for s, n in zip(statistics, names,
+                                                                    strict=True)]))
     rows = [row for name, bars in series for row in table_rows(bars, name)]
     if "auc" in score.metrics:
         rows += table_rows(score_bars(score, ["auc"]), "all")
     return PlotSpec(
         "identification", f"{submission.method_name}: {submission.track} / {submission.split}",
-        f"Grouped bar chart of {', '.join(METRIC_LABELS[s] for s in statistics)} of "
+        f"Grouped bar chart of {', '.join(info.label(s) for s in statistics)} of "
         f"{submission.method_name}, for all examples and per source dataset, with 95% CIs.",
         [score.id, score.scored_at, submission.method_name],
-        draw_grouped([METRIC_LABELS[s] for s in statistics], series),
+        draw_grouped([info.label(s) for s in statistics], series),
         table=[["examples", "metric", *TABLE_HEADER[1:]], *rows])
-
-
-def replace_label(bar: Bar, name: str) -> Bar:
-    """The bar under the plain label of its statistic (F1, not F1 (all))."""
-    return Bar(METRIC_LABELS.get(name, name), bar.value, bar.ci, bar.n)
 
 
 def bar_values(score: Score, name: str) -> tuple[float | None, tuple[float, float] | None,
@@ -384,7 +379,7 @@ def _sota_plot(generation: tuple[Any, ...]) -> PlotSpec:
                Score.primary_metric.is_not(None))
         .order_by(Submission.created_at, Submission.id)).all()
     steps = best_by_day(rows)
-    primary = METRIC_LABELS[TRACK_INFO[track].primary]
+    primary = TRACK_INFO[track].label(TRACK_INFO[track].primary)
     alt = (f"Step chart of the best {primary} on {track} {split} by day, from "
            f"{steps[0][0]:%Y-%m-%d} to {steps[-1][0]:%Y-%m-%d}." if steps
            else f"No published {track} {split} entries yet.")
