@@ -96,6 +96,8 @@ def test_a_track_declared_once_is_read_uploaded_scored_and_shown_on_its_board(
     upload = api_upload(client, token, gold, data, method_name="Toy model", public="true")
     assert upload.status_code == 201, upload.get_data(as_text=True)
 
+    blank = client.get("/data/toy/dev/blank.jsonl").get_data(as_text=True).splitlines()
+    assert [json.loads(line)["key"] for line in blank] == list(answers)
     home = client.get("/").get_data(as_text=True)
     assert "Toy colours" in home and "/leaderboards/toy?split=dev" in home
 
