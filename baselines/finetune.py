@@ -1,6 +1,7 @@
 """Fine-tuning on SituatedQA train with query-modified questions (paper Section 4).
 
-One model per context type (temp, geo, current, previous); a plain torch loop; exact match
+One model per context type (temp, geo, current, previous: the tracks' declarations say which
+are fine-tuned, see baselines.release.FINETUNE_CONTEXTS); a plain torch loop; exact match
 on dev after each epoch, the best epoch is saved. torch/transformers imported lazily.
 """
 
@@ -25,7 +26,6 @@ from baselines.spans import passage_bounds
 
 log = logging.getLogger(__name__)
 
-CONTEXTS = ("temp", "geo", "current", "previous")
 MARKER = "finetune.json"
 #: bart-closed-book-qa cli.py --max_grad_norm.
 MAX_GRAD_NORM = 1.0

@@ -14,14 +14,14 @@ from baselines.bart import load_bart, resolve_source
 from baselines.commands import require_data, seed_everything, set_threads
 from baselines.dpr import DPRPipeline
 from baselines.dpr_cli import config_from_options, dpr_options
-from baselines.finetune import CONTEXTS, FinetuneConfig, finetune_bart, finetune_reader
+from baselines.finetune import FinetuneConfig, finetune_bart, finetune_reader
 from baselines.output import fingerprint
-from baselines.release import DATA_ENV, ReleaseError, context_items
+from baselines.release import DATA_ENV, FINETUNE_CONTEXTS, ReleaseError, context_items
 
 
 @click.command()
 @click.argument("model_kind", type=click.Choice(("bart", "dpr-reader")))
-@click.option("--context", required=True, type=click.Choice(CONTEXTS),
+@click.option("--context", required=True, type=click.Choice(FINETUNE_CONTEXTS),
               help="Context type: one fine-tuned model each.")
 @click.option("--data", type=click.Path(path_type=Path), envvar=DATA_ENV,
               help=f"Release folder (default ${DATA_ENV}).")

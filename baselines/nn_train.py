@@ -30,6 +30,7 @@ import numpy as np
 from baselines.devices import Placement, resolve
 from baselines.output import fingerprint
 from baselines.release import QAItem, load_qa_items, release_file
+from benchmark.tracks import TRACK_INFO
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +41,8 @@ MINILM_MAX_LENGTH = 128
 
 
 def pool_of(track: str, item: QAItem) -> str:
-    """The context type a question is matched within: curprev's current/previous side."""
-    return str(item.record["which"]) if track == "curprev" else track
+    """The context type a question is matched within (curprev: current or previous)."""
+    return TRACK_INFO[track].context_type(item.record)
 
 
 @dataclass(frozen=True)

@@ -18,11 +18,16 @@ from benchmark.tracks import ID_TRACKS, QA_TRACKS, SPLITS, TRACK_INFO, TRACKS, r
 
 __all__ = [
     "DATA_ENV", "ID_TRACKS", "QA_TRACKS", "SETTINGS", "SPLITS", "TRACKS", "IDItem", "QAItem",
-    "ReleaseError", "context_items", "default_data_dir", "load_id_items", "load_qa_items",
-    "qa_key", "release_file",
+    "FINETUNE_CONTEXTS", "ReleaseError", "context_items", "default_data_dir", "load_id_items",
+    "load_qa_items", "qa_key", "release_file",
 ]
 
 SETTINGS = ("unmodified", "query-modified", "finetuned")
+#: The context types the paper fine-tunes one model for, by the track they come from
+#: (temp, geo, current, previous: see TrackInfo.context_types).
+_FINETUNE_TRACK = {context: name for name, info in TRACK_INFO.items() if info.fine_tuned
+                   for context in info.context_types}
+FINETUNE_CONTEXTS = tuple(_FINETUNE_TRACK)
 #: Output records of tracks read from this folder keep the question, as the official
 #: prediction files of the qa_data tracks do.
 _QUESTION_FOLDER = "qa_data"
@@ -93,16 +98,19 @@ def release_file(data_dir: Path, track: str, split: str) -> Path:
 
 
 def context_items(data_dir: Path, context: str, split: str) -> list[QAItem]:
-    """Training/dev items for one fine-tuning context type (temp, geo, current, previous)."""
-    if context in QA_TRACKS:
-        return load_qa_items(data_dir, context, split, "query-modified")
-    items = load_qa_items(data_dir, "curprev", split, "query-modified")
-    return [item for item in items if item.record["which"] == context]
+    """Training/dev items for one fine-tuning context type (one of FINETUNE_CONTEXTS)."""
+    if context not in _FINETUNE_TRACK:
+        raise ReleaseError(f"{context!r} is not a fine-tuning context type; choose one of "
+                           f"{', '.join(FINETUNE_CONTEXTS)}")
+    info = TRACK_INFO[_FINETUNE_TRACK[context]]
+    items = load_qa_items(data_dir, info.name, split, "query-modified")
+    return [item for item in items if info.context_type(item.record) == context]
 
 
 def load_id_items(data_dir: Path, track: str, split: str) -> list[IDItem]:
     """Load an identification split; the label comes from is_dependent (not `label`)."""
     if track not in ID_TRACKS:
-        raise ReleaseError(f"{track!r} is not an identification track; choose temp-id or geo-id")
+        raise ReleaseError(f"{track!r} is not an identification track; choose one of "
+                           f"{', '.join(ID_TRACKS)}")
     return [IDItem(example.id, example.question, example.label)
             for example in _examples(data_dir, track, split)]

@@ -24,7 +24,7 @@ from .release import (
     verify_release,
 )
 from .scoring import ScoreResult, compare, score
-from .tracks import DEFAULT_PRESENT_THRESHOLD, METRIC_LABELS, SPLITS, TRACKS, track_info
+from .tracks import DEFAULT_PRESENT_THRESHOLD, SPLITS, TRACKS, track_info
 
 DEFAULT_GOLD_DIR = Path(__file__).resolve().parent.parent / "gold" / "data"
 
@@ -164,7 +164,7 @@ def format_table(result: ScoreResult) -> str:
 
 
 def _table_row(result: ScoreResult, name: str) -> str:
-    label = METRIC_LABELS.get(name, name)
+    label = track_info(result.track).label(name)
     value = result.metrics[name]
     shown = "n/a" if value is None else f"{value:.2f}"
     ci = result.ci.get(name)

@@ -24,7 +24,7 @@ from .normalize import normalize_many
 from .tracks import (
     DEFAULT_PRESENT_THRESHOLD,
     SPLITS,
-    TRACKS,
+    TRACK_INFO,
     BuildOptions,
     check_split,
     geo_partitions,
@@ -150,7 +150,7 @@ class GoldSet:
 
     def available(self) -> list[tuple[str, str]]:
         """The (track, split) pairs present, in the canonical order."""
-        return [(t, s) for t in TRACKS for s in SPLITS if (t, s) in self.splits]
+        return [(t, s) for t in TRACK_INFO for s in SPLITS if (t, s) in self.splits]
 
     def save(self, directory: Path) -> None:
         """Write canonical gold as JSONL per track and split, plus meta.json."""
@@ -170,7 +170,7 @@ def load_gold(directory: Path) -> GoldSet:
     if not meta_path.is_file():
         raise GoldError(f"{directory}: no canonical gold here (meta.json missing); import it first")
     splits = []
-    for track in TRACKS:
+    for track in TRACK_INFO:
         for split in SPLITS:
             path = directory / f"{track}.{split}.jsonl"
             if path.is_file():
@@ -191,5 +191,5 @@ def build_gold_set(
     options = BuildOptions(present_threshold=present_threshold)
     cache: dict[Path, list[tuple[int, dict[str, Any]]]] = {}
     splits = [GoldSplit(track, split, read_track(release_dir, track, split, options, cache=cache))
-              for split in SPLITS for track in TRACKS]
+              for split in SPLITS for track in TRACK_INFO]
     return GoldSet(splits, {**(meta or {}), "present_threshold": present_threshold})

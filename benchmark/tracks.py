@@ -1,9 +1,11 @@
 """The benchmark's tracks, declared once: the registry every other module reads.
 
 A track's declaration (TrackInfo) holds its key fields, partitions and their rule, metrics,
-primary metric, labels and the reader that turns records of the release into gold
-examples. Formats, gold import, gold versions, the baselines and the server read it, so a
-new track is one declaration here (plus its tests).
+primary metric, display names (its title, its metrics' and source datasets' labels), its
+plots, the paper's query form of its questions and the reader that turns records of the
+release into gold examples. Formats, gold import, gold versions, the baselines and the
+server read it and never test a track's name, so a new track is one declaration here (plus
+its tests).
 """
 
 from __future__ import annotations
@@ -44,6 +46,21 @@ TEMP_PARTITION_OF_DATE_TYPE: Final = {
 }
 CURPREV_WHICH: Final = ("current", "previous")
 
+#: Labels of the metrics that are not a partition's: every QA track's EM and EM Any, every
+#: identification track's statistics. A track labels its partitions (partition_labels).
+SHARED_LABELS: Final = {"em": "EM", "em_any": "EM Any", "accuracy": "Accuracy",
+                        "precision": "Precision", "recall": "Recall", "f1": "F1",
+                        "auc": "ROC AUC"}
+#: The lenient metrics' families (their name's start) and labels, with EM's partition label.
+_LENIENT_LABELS: Final = (("em_equiv", "EM equiv"), ("f1", "Token F1"))
+
+#: Plots a track may have beside the bars of every metric that every submission has:
+#: "years" (a submission's EM by the year of its examples' context date), "groups" (a
+#: submission's EM per group: the track's group_metrics) and "drift" (the top entries' EM
+#: under every gold version, against each version's as-of date: for answers that move with
+#: time).
+PLOT_KINDS: Final = ("years", "groups", "drift")
+
 _COMMON = frozenset(normalize_answer(loc) for loc in COMMON_LOCATIONS)
 _US = frozenset(normalize_answer(loc) for loc in US_LOCATIONS)
 _INDIA = frozenset(normalize_answer(loc) for loc in INDIA_LOCATIONS)
@@ -68,10 +85,47 @@ class BuildOptions:
     present_threshold: int = DEFAULT_PRESENT_THRESHOLD
 
 
+@dataclass(frozen=True)
+class GroupPlot:
+    """A track's "groups" plot: a submission's EM per group, each group one of its metrics."""
+
+    #: What a group is, in the plot's title and table ("location group").
+    noun: str
+    #: The groups' metrics, in the paper's order.
+    metrics: tuple[str, ...]
+
+
 #: Turns one record of the release into the track's examples (none, one or several).
 Reader = Callable[["TrackInfo", Mapping[str, Any], BuildOptions], Iterator[Example]]
 #: The partitions of an example from its context and label; ValueError names a bad value.
 PartitionRule = Callable[[Mapping[str, str], "bool | None"], tuple[str, ...]]
+#: The paper's query-modified form of a question, from the question and its context (a
+#: mapping holding the track's context fields): Section 4, Table 3.
+QueryForm = Callable[[str, Mapping[str, Any]], str]
+
+PREVIOUS_PREFIX: Final = "previously "
+
+
+def query_alone(question: str, context: Mapping[str, Any]) -> str:
+    """The question as it is: a track without a context to add (present, identification)."""
+    return question
+
+
+def query_as_of(question: str, context: Mapping[str, Any]) -> str:
+    """Temporal query modification: append "as of DATE"."""
+    return f"{question} as of {context['date']}"
+
+
+def query_in_location(question: str, context: Mapping[str, Any]) -> str:
+    """Geographical query modification: append "in LOCATION" (lower-cased, as the release's
+    edited questions have it)."""
+    return f"{question} in {str(context['location']).lower()}"
+
+
+def query_previously(question: str, context: Mapping[str, Any]) -> str:
+    """Current or previous answer: "previously QUESTION" asks for the previous one (paper
+    Section 6); the current one is asked with the question alone."""
+    return f"{PREVIOUS_PREFIX}{question}" if context["which"] == "previous" else question
 
 
 @dataclass(frozen=True)
@@ -95,6 +149,83 @@ class TrackInfo:
     partition_rule: PartitionRule | None = None
     #: Context fields whose values form a closed set.
     context_values: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Display names of the partitions its metrics are computed on (em_static: "Static").
+    partition_labels: Mapping[str, str] = field(default_factory=dict)
+    #: The paper's query-modified form of the track's questions (baselines' query-modified
+    #: and finetuned settings).
+    query: QueryForm = query_alone
+    #: The context field whose value is an example's context type (curprev: which, current
+    #: or previous answer); None when the whole track is one, named as the track. Baselines
+    #: train one model (fine-tuning) or look answers up (nn-train) per context type.
+    context_type_field: str | None = None
+    #: Whether the paper fine-tunes a model per context type on the track (Section 4).
+    fine_tuned: bool = False
+    #: Display names of the source datasets its examples come from, by the metric suffix
+    #: of the source (f1_marco: "MS MARCO").
+    source_labels: Mapping[str, str] = field(default_factory=dict)
+    #: The track's plots of PLOT_KINDS.
+    plots: tuple[str, ...] = ()
+    #: What the "groups" plot draws (with "groups" in plots).
+    groups: GroupPlot | None = None
+    #: Partition sizes of the paper's tables where they differ from the release's, by split
+    #: then partition (the paper rows of a board were computed on these).
+    paper_partition_sizes: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """ValueError for a declaration that names an unknown plot or metric."""
+        unlabelled = [m for m in self.metrics if m not in SHARED_LABELS and (
+            not m.startswith("em_") or m.removeprefix("em_") not in self.partitions
+            or m.removeprefix("em_") not in self.partition_labels)]
+        if self.primary not in self.metrics or unlabelled:
+            raise ValueError(f"track {self.name!r}: the primary metric must be one of its "
+                             "metrics, each of them EM on a declared and labelled partition "
+                             f"or one of {list(SHARED_LABELS)}; not {unlabelled}")
+        unknown = [kind for kind in self.plots if kind not in PLOT_KINDS]
+        if unknown:
+            raise ValueError(f"track {self.name!r}: unknown plot kinds {unknown}; "
+                             f"choose from {list(PLOT_KINDS)}")
+        if ("groups" in self.plots) != (self.groups is not None) or not set(
+                self.groups.metrics if self.groups else ()) <= set(self.metrics):
+            raise ValueError(f"track {self.name!r}: a groups plot and its groups (some of the "
+                             "track's metrics) are declared together")
+        if self.context_type_field is not None and (
+                self.context_type_field not in self.context_values):
+            raise ValueError(f"track {self.name!r}: the context type field "
+                             f"{self.context_type_field!r} needs its closed set of values")
+
+    @property
+    def context_types(self) -> tuple[str, ...]:
+        """The track's context types (see context_type_field)."""
+        if self.context_type_field is None:
+            return (self.name,)
+        return self.context_values[self.context_type_field]
+
+    def context_type(self, context: Mapping[str, Any]) -> str:
+        """The context type of an example with this context (or a record holding it)."""
+        if self.context_type_field is None:
+            return self.name
+        return str(context[self.context_type_field])
+
+    def source_label(self, source: str) -> str:
+        """The display name of a source dataset, by its metric suffix (itself if undeclared)."""
+        return self.source_labels.get(source, source)
+
+    def label(self, metric: str) -> str:
+        """A metric's display name on this track: "EM", "Static", "Token F1 Static", and per
+        source dataset "F1 (MS MARCO)"."""
+        if metric in SHARED_LABELS:
+            return SHARED_LABELS[metric]
+        if metric.startswith("em_") and metric[3:] in self.partition_labels:
+            return self.partition_labels[metric[3:]]
+        if metric in self.lenient_metrics:
+            for family, base in _LENIENT_LABELS:
+                if metric.startswith(family):
+                    suffix = metric.removeprefix(family)
+                    return f"{base} {self.label('em' + suffix)}".replace(f"{base} EM", base)
+        statistic, _, source = metric.partition("_")
+        if not source or statistic not in SHARED_LABELS:
+            return metric
+        return f"{SHARED_LABELS[statistic]} ({self.source_label(source)})"
 
     @property
     def lenient_metrics(self) -> tuple[str, ...]:
@@ -235,6 +366,11 @@ def read_curprev(info: TrackInfo, r: Mapping[str, Any],
 
 _ID_METRICS: Final = ("accuracy", "precision", "recall", "f1")
 _DEPENDENCE: Final = ("dependent", "independent")
+#: The source datasets of the identification questions (id_data's source_dataset, up to its
+#: first "."): the paper's names (Table 10), MS MARCO and TyDi QA as those datasets spell
+#: theirs.
+_ID_SOURCES: Final = {"nq_table": "NQ-Table", "nq_passage": "NQ-Passage",
+                      "webq": "WebQuestions", "tydi": "TyDi QA", "marco": "MS MARCO"}
 
 TRACK_INFO: Final[dict[str, TrackInfo]] = {
     "temp": TrackInfo(
@@ -243,8 +379,11 @@ TRACK_INFO: Final[dict[str, TrackInfo]] = {
         ("date", "date_type"),
         "Answer the question as of the given date (paper Tables 5 and 6).",
         identification=False, partitions=("static", "sampled", "start"),
+        partition_labels={"static": "Static", "sampled": "Sampled", "start": "Start"},
         release=ReleaseFile("qa_data", "temp"), read=read_situated,
-        partition_rule=temp_partitions,
+        partition_rule=temp_partitions, query=query_as_of, fine_tuned=True,
+        plots=("years", "drift"),
+        paper_partition_sizes={"test": {"sampled": 1472, "start": 923}},
     ),
     "geo": TrackInfo(
         "geo", "Geographical SituatedQA",
@@ -252,8 +391,13 @@ TRACK_INFO: Final[dict[str, TrackInfo]] = {
         ("location",),
         "Answer the question for the given location (paper Tables 5, 6 and 7).",
         identification=False, partitions=("common", "rare", "us", "india", "other_common"),
+        partition_labels={"common": "Common", "rare": "Rare", "us": "US", "india": "India",
+                          "other_common": "Other common"},
         release=ReleaseFile("qa_data", "geo"), read=read_situated,
-        partition_rule=geo_location_partitions,
+        partition_rule=geo_location_partitions, query=query_in_location, fine_tuned=True,
+        plots=("groups",), groups=GroupPlot(
+            "location group", ("em_us", "em_india", "em_other_common", "em_rare")),
+        paper_partition_sizes={"test": {"common": 265, "us": 42}},
     ),
     "temp-id": TrackInfo(
         "temp-id", "Temporal dependence identification",
@@ -261,7 +405,7 @@ TRACK_INFO: Final[dict[str, TrackInfo]] = {
         "Is the answer to this question time-dependent? (paper Table 4).",
         identification=True, partitions=_DEPENDENCE,
         release=ReleaseFile("id_data", "temp"), read=read_identification,
-        partition_rule=dependence_partitions,
+        partition_rule=dependence_partitions, source_labels=_ID_SOURCES,
     ),
     "geo-id": TrackInfo(
         "geo-id", "Geographical dependence identification",
@@ -276,15 +420,18 @@ TRACK_INFO: Final[dict[str, TrackInfo]] = {
         ("em", "em_stable", "em_updated"), "em", (),
         "Answer as of the data collection (Feb 2021), split Stable / Updated (paper Table 9).",
         identification=False, partitions=("stable", "updated"),
-        release=ReleaseFile("raw_data", "temp"), read=read_present,
+        partition_labels={"stable": "Stable", "updated": "Updated"},
+        release=ReleaseFile("raw_data", "temp"), read=read_present, plots=("drift",),
     ),
     "curprev": TrackInfo(
         "curprev", "Current and previous answers",
         ("em", "em_current", "em_previous"), "em", ("which",),
         "Give the current or the previous answer of a changing fact (paper Table 8).",
         identification=False, partitions=CURPREV_WHICH,
+        partition_labels={"current": "Current", "previous": "Previous"},
         release=ReleaseFile("raw_data", "temp"), read=read_curprev,
         partition_rule=curprev_partitions, context_values={"which": CURPREV_WHICH},
+        query=query_previously, context_type_field="which", fine_tuned=True,
     ),
 }
 QA_TRACKS: Final = tuple(t for t, info in TRACK_INFO.items() if not info.identification)
@@ -342,36 +489,12 @@ def read_track(
     return examples
 
 
-#: Human-readable labels for every metric name used anywhere.
+#: Every metric's label on every track (TrackInfo.label gives one track's, per-source
+#: metrics included).
 METRIC_LABELS: Final[dict[str, str]] = {
-    "em": "EM",
-    "em_static": "Static",
-    "em_sampled": "Sampled",
-    "em_start": "Start",
-    "em_any": "EM Any",
-    "em_common": "Common",
-    "em_rare": "Rare",
-    "em_us": "US",
-    "em_india": "India",
-    "em_other_common": "Other common",
-    "em_stable": "Stable",
-    "em_updated": "Updated",
-    "em_current": "Current",
-    "em_previous": "Previous",
-    "accuracy": "Accuracy",
-    "precision": "Precision",
-    "recall": "Recall",
-    "f1": "F1",
-    "auc": "ROC AUC",
-}
-# The lenient metrics' labels: "EM equiv" and "Token F1", with EM's partition label.
-for _info in TRACK_INFO.values():
-    for _name in _info.lenient_metrics:
-        _family, _suffix = ("em_equiv", _name[8:]) if _name.startswith("em_equiv") else (
-            "f1", _name[2:])
-        _base = "EM equiv" if _family == "em_equiv" else "Token F1"
-        METRIC_LABELS.setdefault(_name, f"{_base} {METRIC_LABELS['em' + _suffix]}".replace(
-            f"{_base} EM", _base))
+    metric: info.label(metric) for info in TRACK_INFO.values()
+    for metric in (*info.metrics, *info.lenient_metrics)}
+METRIC_LABELS.update(SHARED_LABELS)
 
 
 class UnknownTrackError(ValueError):

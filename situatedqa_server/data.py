@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from flask import Blueprint, Response, abort
 
-from benchmark import HIDDEN_SPLIT, SPLITS, TRACKS, GoldSplit
+from benchmark import HIDDEN_SPLIT, SPLITS, TRACK_INFO, GoldSplit
 
 from .services import gold_store
 
@@ -15,7 +15,7 @@ bp = Blueprint("data", __name__, url_prefix="/data")
 
 
 def _split_or_404(track: str, split: str) -> GoldSplit:
-    if track not in TRACKS or split not in SPLITS:
+    if track not in TRACK_INFO or split not in SPLITS:
         abort(404)
     return gold_store.get_split(track, split)
 

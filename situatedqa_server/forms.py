@@ -15,7 +15,7 @@ from wtforms import EmailField, Field, PasswordField, SelectField, StringField, 
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, Length, Optional, ValidationError
 
-from benchmark import SPLITS, TRACK_INFO, TRACKS
+from benchmark import SPLITS, TRACK_INFO
 
 from .inputs import clean_name, name_problem
 from .models import ModelType
@@ -143,8 +143,8 @@ class DraftForm(FlaskForm):
 class SubmissionForm(DraftForm):
     """An upload with its metadata (page form, and the API's multipart fields)."""
 
-    track = ChoiceField("Track", choices=[SelectChoice(t, f"{t}: {TRACK_INFO[t].title}")
-                                          for t in TRACKS])
+    track = ChoiceField("Track", choices=lambda: [SelectChoice(t, f"{t}: {info.title}")
+                                                  for t, info in TRACK_INFO.items()])
     split = ChoiceField("Split", choices=[SelectChoice(s, s) for s in SPLITS], default="dev")
     file = FileField("Prediction file", validators=[FileRequired("choose a file")])
     method_name = StringField("Method name", filters=[nfc],

@@ -15,8 +15,9 @@ from flask import (
 )
 from sqlalchemy import select
 
-from benchmark import HIDDEN_SPLIT
+from benchmark import HIDDEN_SPLIT, TRACK_INFO
 
+from .converters import MAX_ID
 from .extensions import db
 from .models import GoldVersion, Score, Submission, Team
 from .services import (
@@ -34,18 +35,16 @@ from .services.leaderboards import (
     Board,
     BoardQuery,
     board_version,
-    column_label,
     load_board,
     parse_board_query,
 )
+from .submissions import EXAMPLES_PER_PAGE
 
 bp = Blueprint("insight", __name__, url_prefix="/insight")
-EXAMPLES_PER_PAGE = 50
 DEFAULT_TOP = 5
-SUBMISSION_PLOTS = {"scores": None, "years": "temp", "groups": "geo"}
+#: The kinds of a track's plots (TrackInfo.plots) drawn for each of its submissions.
+SUBMISSION_PLOT_KINDS = ("years", "groups")
 BOARD_PLOTS = ("top", "sota")
-#: Largest submission id a URL may name (the id converter's bound: 2**31 - 1).
-MAX_ID = 2**31 - 1
 PICKER_LIMIT = 500
 
 
@@ -63,14 +62,20 @@ def scored(submission_id: int) -> tuple[Submission, Score]:
     return submission, score
 
 
+def submission_plots(track: str) -> list[str]:
+    """The plots of a submission on a track: its scores, then the track's own."""
+    return ["scores", *(kind for kind in TRACK_INFO[track].plots
+                        if kind in SUBMISSION_PLOT_KINDS)]
+
+
 def submission_spec(submission: Submission, score: Score, kind: str) -> plots.PlotSpec:
     """The plot of one kind for a submission; 404 for a kind its track does not have."""
-    if SUBMISSION_PLOTS.get(kind, "") not in (None, submission.track):
+    if kind not in submission_plots(submission.track):
         abort(404)
     if kind == "years":
-        return plots.temp_plot(submission, score, diagnostics.scored_gold(score))
+        return plots.years_plot(submission, score, diagnostics.scored_gold(score))
     if kind == "groups":
-        return plots.geo_plot(submission, score)
+        return plots.groups_plot(submission, score)
     return plots.submission_plot(submission, score)
 
 
@@ -107,7 +112,8 @@ def image(spec: plots.PlotSpec, fmt: str) -> Response:
 
 @bp.get("/submissions/<int:submission_id>/plots/<kind>.<fmt>")
 def submission_plot(submission_id: int, kind: str, fmt: str) -> Response:
-    """A submission's plot: scores per partition, EM by year (temp), by location (geo)."""
+    """A submission's plot: scores per partition, and its track's own (EM by year, per
+    group)."""
     submission, score = scored(submission_id)
     return image(submission_spec(submission, score, kind), fmt)
 
@@ -221,7 +227,8 @@ def shown_predictions(a: Submission, b: Submission,
 
 def compare_page(a: Submission | None, b: Submission | None, **context: Any) -> str:
     """The compare page: the picker (own and public submissions on A's board) and results."""
-    return render_template("insight/compare.html", a=a, b=b, label=column_label,
+    return render_template("insight/compare.html", a=a, b=b,
+                           info=TRACK_INFO[a.track] if a is not None else None,
                            choices=compare_choices(a), **context)
 
 
@@ -305,6 +312,12 @@ def model_index(submission_id: int) -> Response:
 
 
 @bp.app_template_global()
+def significance_level() -> float:
+    """The level of the paired tests that separate rank groups and compared metrics."""
+    return ranking.ALPHA
+
+
+@bp.app_template_global()
 def groups_of(board: Board) -> dict[int, str]:
     """Rank-group labels of a leaderboard page's scored entries, by submission id."""
     version_id = board.version_id or db.session.scalar(select(GoldVersion.id).where(
@@ -319,9 +332,7 @@ def groups_of(board: Board) -> dict[int, str]:
 def submission_figures(submission: Submission, score: Score) -> list[dict[str, Any]]:
     """The figures a submission page shows: title, alt text and image URLs."""
     figures = []
-    for kind, track in SUBMISSION_PLOTS.items():
-        if track not in (None, submission.track):
-            continue
+    for kind in submission_plots(submission.track):
         spec = submission_spec(submission, score, kind)
         figures.append(figure(spec, "insight.submission_plot", submission_id=submission.id,
                               kind=kind))

@@ -8,7 +8,7 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, render_template, request, url_for
 
-from benchmark import SPLITS, TRACK_INFO, TRACKS
+from benchmark import SPLITS, TRACK_INFO
 from benchmark.equivalence import LENIENT_RULES, lenient_family
 
 from .models import ModelType
@@ -16,25 +16,18 @@ from .services import gold_store
 from .services.leaderboards import (
     TEXT_COLUMNS,
     Board,
-    column_label,
     load_board,
     parse_board_query,
 )
 
 bp = Blueprint("leaderboards", __name__, url_prefix="/leaderboards")
-#: Partition sizes of the paper's tables where they differ from the release's partitions
-#: (the paper rows on a board were computed on these; live entries on the release's).
-PAPER_PARTITION_SIZES: dict[tuple[str, str], dict[str, int]] = {
-    ("temp", "test"): {"sampled": 1472, "start": 923},
-    ("geo", "test"): {"common": 265, "us": 42},
-}
 QUERY_KEYS = ("split", "sort", "order", "hide_baselines", "model_type", "fine_tuned", "page",
               "per_page", "version")
 
 
 def index() -> str:
     """The home page: every track with its leaderboards and data downloads."""
-    return render_template("index.html", tracks=[TRACK_INFO[t] for t in TRACKS], splits=SPLITS)
+    return render_template("index.html", tracks=list(TRACK_INFO.values()), splits=SPLITS)
 
 
 def board_from_request(track: str) -> Board:
@@ -47,8 +40,9 @@ def board_from_request(track: str) -> Board:
 def show(track: str) -> str:
     """A ranked leaderboard with CIs, sortable, filterable, one page at a time."""
     board = board_from_request(track)
-    return render_template("leaderboards/show.html", board=board, info=TRACK_INFO[track],
-                           label=column_label, splits=SPLITS, model_types=list(ModelType),
+    info = TRACK_INFO[track]
+    return render_template("leaderboards/show.html", board=board, info=info,
+                           label=info.label, splits=SPLITS, model_types=list(ModelType),
                            args=board_args(), sort_url=sort_url, notes=paper_notes(board),
                            columns=visible_columns(board), rules=lenient_rules(track))
 
@@ -79,18 +73,20 @@ def paper_notes(board: Board) -> dict[str, Any]:
 @bp.app_template_global()
 def paper_notes_for(track: str, split: str, entries: list[dict[str, Any]],
                     primary: str) -> dict[str, Any]:
-    """The footnote on paper rows: partition sizes that differ, and rows without a rank."""
+    """The footnote on paper rows: partition sizes that differ (the paper's partition sizes
+    are declared with the track), and rows without a rank."""
     paper = [e for e in entries if e["reported"]]
     if not paper:
         return {"paper": False}
-    sizes = PAPER_PARTITION_SIZES.get((track, split), {})
+    info = TRACK_INFO[track]
+    sizes = info.paper_partition_sizes.get(split, {})
     masks = gold_store.get_split(track, split).partition_masks if sizes else {}
-    counts = [{"label": column_label(f"em_{name}"), "paper": size,
+    counts = [{"label": info.label(f"em_{name}"), "paper": size,
                "release": int(masks[name].sum())}
               for name, size in sizes.items() if name in masks]
     unranked = sum(1 for e in paper if e["metrics"].get(primary) is None)
     return {"paper": True, "counts": counts, "unranked": unranked,
-            "primary": column_label(primary)}
+            "primary": info.label(primary)}
 
 
 def board_args() -> dict[str, Any]:

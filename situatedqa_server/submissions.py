@@ -16,9 +16,9 @@ from .forms import ActionForm, SubmissionForm
 from .models import Submission
 from .services import evaluation, ladder, quotas, scoring, visibility
 from .services.duplicates import DuplicateSubmission
-from .services.leaderboards import column_label
 
 bp = Blueprint("submissions", __name__, url_prefix="/submissions")
+#: Examples on a page of a per-example table (the examples browser, diagnostics, compare).
 EXAMPLES_PER_PAGE = 50
 EXAMPLE_FILTERS = ("correct", "correct_any", "partition", "q", "page")
 
@@ -76,8 +76,9 @@ def detail(submission_id: int) -> str:
     submission = visibility.visible(submission_id, g.user)
     score = scoring.score_for(submission)
     own = visibility.owns(g.user, submission)
+    info = TRACK_INFO[submission.track]
     return render_template("submissions/detail.html", submission=submission, score=score,
-                           info=TRACK_INFO[submission.track], label=column_label, own=own,
+                           info=info, label=info.label, own=own,
                            action=ActionForm(), withheld=ladder.message(submission))
 
 

@@ -35,8 +35,6 @@ from .models import GoldVersion, Score, Submission, Visibility
 from .services import gold_store, jobs, scoring, versions
 
 bp = Blueprint("versions", __name__)
-#: Tracks whose answers move with time: their drift view plots EM against the as-of date.
-DRIFT_TRACKS = ("present", "temp")
 
 
 class BuildForm(FlaskForm):
@@ -79,6 +77,14 @@ def named_or_404(name: str | None, default: GoldVersion | None = None) -> GoldVe
     return version
 
 
+def drift_params(track: str) -> tuple[str, str]:
+    """board_params of a track with a drift plot (its answers move with time); else 404."""
+    track, split = board_params(track)
+    if "drift" not in TRACK_INFO[track].plots:
+        abort(404)
+    return track, split
+
+
 def board_params(track: str) -> tuple[str, str]:
     """Track and split of a history page (404 for an unknown track, 400 for a bad split)."""
     split = request.args.get("split", "test")
@@ -96,8 +102,7 @@ def board_params(track: str) -> tuple[str, str]:
 def index() -> str:
     """Every published gold version, newest first, with its changelog."""
     rows = list(reversed(versions.published_versions()))
-    return render_template("versions/index.html", versions=rows, tracks=TRACK_INFO,
-                           drift_tracks=DRIFT_TRACKS)
+    return render_template("versions/index.html", versions=rows, tracks=TRACK_INFO)
 
 
 @bp.get("/versions/<int:version_id>")
@@ -134,9 +139,7 @@ def rank_changes(track: str) -> str:
 @bp.get("/versions/drift/<track>")
 def drift(track: str) -> str:
     """The top entries' EM under every version, against each version's as-of date."""
-    track, split = board_params(track)
-    if track not in DRIFT_TRACKS:
-        abort(404)
+    track, split = drift_params(track)
     published, series = drift_series(track, split)
     return render_template("versions/drift.html", info=TRACK_INFO[track], split=split,
                            splits=SPLITS, versions=published, series=series)
@@ -145,9 +148,7 @@ def drift(track: str) -> str:
 @bp.get("/versions/drift/<track>.svg")
 def drift_svg(track: str) -> Response:
     """The drift plot as SVG."""
-    track, split = board_params(track)
-    if track not in DRIFT_TRACKS:
-        abort(404)
+    track, split = drift_params(track)
     published, series = drift_series(track, split)
     return current_app.response_class(
         draw_drift(TRACK_INFO[track].title, split, published, series), mimetype="image/svg+xml")

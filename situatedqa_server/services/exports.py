@@ -8,10 +8,10 @@ from typing import Any
 
 import yaml
 
-from benchmark import ID_TRACKS, METRIC_LABELS, TRACK_INFO
+from benchmark import TRACK_INFO
 
 from ..models import Score, Submission
-from .leaderboards import Board, column_label, iso
+from .leaderboards import Board, iso
 
 DATASET_NAME = "SituatedQA"
 #: The Hugging Face metric id of each metric family (https://hf.co/metrics).
@@ -24,7 +24,7 @@ ENTRY_FIELDS = ("rank", "rank_group", "method_name", "team", "baseline", "report
 
 def task_of(track: str) -> tuple[str, str]:
     """The (type, name) of a track's task, in Hugging Face's task vocabulary."""
-    if track in ID_TRACKS:
+    if TRACK_INFO[track].identification:
         return "text-classification", "Context-dependence identification"
     return "question-answering", "Open-domain question answering"
 
@@ -68,10 +68,11 @@ def rounded(value: float | None) -> float | None:
     return None if value is None else round(float(value), 2)
 
 
-def metric_name(name: str) -> str:
-    """A human name of a metric, e.g. 'EM (Static)'."""
-    label = column_label(name)
-    if name in METRIC_LABELS and name.startswith("em_") and name != "em_any":
+def metric_name(track: str, name: str) -> str:
+    """A human name of a metric of a track, e.g. 'EM (Static)', 'F1 (MS MARCO)'."""
+    info = TRACK_INFO[track]
+    label = info.label(name)
+    if name.startswith("em_") and name.removeprefix("em_") in info.partition_labels:
         return f"EM ({label})"
     return label
 
@@ -84,7 +85,8 @@ def pwc_row(submission: Submission, score: Score, url: str) -> dict[str, Any]:
         "model_name": submission.method_name,
         "paper_url": submission.paper_url,
         "code_links": [submission.code_url] if submission.code_url else [],
-        "metrics": {metric_name(n): rounded(v) for n, v in score.metrics.items()},
+        "metrics": {metric_name(submission.track, n): rounded(v)
+                    for n, v in score.metrics.items()},
         "evaluated_on": (iso(submission.created_at) or "")[:10],
         "external_source_url": url,
     }
@@ -94,7 +96,7 @@ def model_index(submission: Submission, score: Score) -> str:
     """A Hugging Face model-card `model-index` YAML block for the submission's scores."""
     task_type, task_name = task_of(submission.track)
     metrics = [{"type": HF_METRIC_TYPES.get(name.split("_")[0], name),
-                "value": rounded(value), "name": metric_name(name)}
+                "value": rounded(value), "name": metric_name(submission.track, name)}
                for name, value in score.metrics.items() if value is not None]
     document = {"model-index": [{
         "name": submission.method_name,

@@ -3,8 +3,9 @@
 With SITUATEDQA_TEST_FEEDBACK=ladder, a team's new test submission on a track has its own
 scores released only when a one-sided paired bootstrap on the stored per-example outcomes
 shows it better than the team's best released submission on that track, on the track's
-primary metric, at p < ALPHA. Otherwise it keeps pointing at that best submission
-(Submission.shown_submission_id), and every surface shows that one's scores instead.
+primary metric, at p < ALPHA (the level of the rank groups' test). Otherwise it keeps
+pointing at that best submission (Submission.shown_submission_id), and every surface shows
+that one's scores instead.
 The decision is taken once, in the upload's locked transaction, against the active gold
 version; a later rescore changes the numbers shown, never which submission is shown.
 """
@@ -20,10 +21,9 @@ from benchmark.metrics import IntArray
 
 from ..extensions import db
 from ..models import Score, Submission, Visibility
+from .ranking import ALPHA
 
 LADDER = "ladder"
-#: Significance level of the one-sided test ("significantly better": p < ALPHA).
-ALPHA = 0.05
 #: Bootstrap resamples of the test: fixed, so a decision never depends on the CI setting.
 RESAMPLES = 2000
 

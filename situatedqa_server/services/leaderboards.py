@@ -17,7 +17,7 @@ from sqlalchemy import (
     union_all,
 )
 
-from benchmark import ID_TRACKS, METRIC_LABELS, SPLITS, TRACK_INFO
+from benchmark import SPLITS, TRACK_INFO
 from benchmark.scoring import source_slug
 
 from ..extensions import db
@@ -73,8 +73,9 @@ def columns_of(track: str, split: str) -> list[str]:
     QA tracks end with their lenient columns (em_equiv, token f1: not in the paper), which
     the page shows only when picked; they never rank.
     """
-    if track not in ID_TRACKS:
-        return [*TRACK_INFO[track].metrics, *TRACK_INFO[track].lenient_metrics]
+    info = TRACK_INFO[track]
+    if not info.identification:
+        return [*info.metrics, *info.lenient_metrics]
     # The sources come from the gold, which changes only with the every-board stamp.
     every = board_cache.stamp(track, split).every
     return list(board_cache.cache().shared(every, ("columns", track, split),
@@ -84,18 +85,10 @@ def columns_of(track: str, split: str) -> list[str]:
 def _columns_of(track: str, split: str) -> list[str]:
     """columns_of, read from the gold."""
     columns = list(TRACK_INFO[track].metrics)
-    if track in ID_TRACKS:
+    if TRACK_INFO[track].identification:
         sources = gold_store.get_split(track, split).sources
         columns += [f"f1_{source_slug(s)}" for s in sources] + ["auc"]
     return columns
-
-
-def column_label(name: str) -> str:
-    """A header for a metric column, e.g. F1 (nq_table) for f1_nq_table."""
-    if name in METRIC_LABELS:
-        return METRIC_LABELS[name]
-    metric, _, source = name.partition("_")
-    return f"{METRIC_LABELS.get(metric, metric)} ({source})"
 
 
 def _sort_expressions(q: BoardQuery, primary: str) -> tuple[Any, ...]:

@@ -27,14 +27,13 @@ import numpy as np
 from flask import current_app
 from sqlalchemy import select
 
-from benchmark import METRIC_LABELS, TRACK_INFO, GoldSplit
+from benchmark import TRACK_INFO, GoldSplit
 from benchmark.metrics import accuracy_from_binary, metric_from_codes
 from benchmark.scoring import CORRECT
 
 from ..extensions import db
 from ..models import Score, Submission, Visibility
 from . import ranking
-from .leaderboards import column_label
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -53,8 +52,6 @@ COLOR = "#3b5b92"
 SIZE = (7.0, 3.8)
 MAX_TOP = 10
 MAX_CACHED = 2000
-#: Location groups of the geo track, in the order of paper Table 7.
-GEO_GROUPS = ("em_us", "em_india", "em_other_common", "em_rare")
 YEAR = re.compile(r"^(\d{4})")
 
 
@@ -144,7 +141,8 @@ def draw_bars(bars: list[Bar], ylabel: str) -> Callable[[Axes], None]:
 def score_bars(score: Score, names: list[str] | None = None) -> list[Bar]:
     """Bars of a stored score's metrics (all of them, or the named ones)."""
     names = names if names is not None else list(score.metrics)
-    return [Bar(column_label(n), score.metrics.get(n),
+    label = TRACK_INFO[score.track].label
+    return [Bar(label(n), score.metrics.get(n),
                 (score.ci[n][0], score.ci[n][1]) if score.ci.get(n) else None,
                 (score.counts or {}).get(n))
             for n in names if n in score.metrics]
@@ -152,7 +150,7 @@ def score_bars(score: Score, names: list[str] | None = None) -> list[Bar]:
 
 def submission_plot(submission: Submission, score: Score) -> PlotSpec:
     """Per submission: a bar per metric and partition, with CI whiskers (grouped for ID)."""
-    if TRACK_INFO[submission.track].primary == "f1":
+    if TRACK_INFO[submission.track].identification:
         return identification_plot(submission, score)
     bars = score_bars(score, ordered_metrics(submission.track, score.metrics))
     return PlotSpec(
@@ -171,30 +169,26 @@ def ordered_metrics(track: str, names: Any) -> list[str]:
 
 def identification_plot(submission: Submission, score: Score) -> PlotSpec:
     """Identification: one group per statistic, one bar for all examples and per source."""
-    statistics = list(TRACK_INFO[submission.track].metrics)
+    info = TRACK_INFO[submission.track]
+    statistics = list(info.metrics)
     sources = sorted({n.split("_", 1)[1] for n in score.metrics
                       if "_" in n and n.split("_", 1)[0] in statistics})
-    series = [("all", [replace_label(b, s) for b, s in
-                       zip(score_bars(score, statistics), statistics, strict=False)])]
+    series = [("all", score_bars(score, statistics))]
     for source in sources:
         names = [f"{s}_{source}" for s in statistics]
-        series.append((source, [Bar(METRIC_LABELS[s], *bar_values(score, n))
-                                for s, n in zip(statistics, names, strict=True)]))
+        series.append((info.source_label(source), [Bar(info.label(s), *bar_values(score, n))
+                                                    for s, n in zip(statistics, names,
+                                                                    strict=True)]))
     rows = [row for name, bars in series for row in table_rows(bars, name)]
     if "auc" in score.metrics:
         rows += table_rows(score_bars(score, ["auc"]), "all")
     return PlotSpec(
         "identification", f"{submission.method_name}: {submission.track} / {submission.split}",
-        f"Grouped bar chart of {', '.join(METRIC_LABELS[s] for s in statistics)} of "
+        f"Grouped bar chart of {', '.join(info.label(s) for s in statistics)} of "
         f"{submission.method_name}, for all examples and per source dataset, with 95% CIs.",
         [score.id, score.scored_at, submission.method_name],
-        draw_grouped([METRIC_LABELS[s] for s in statistics], series),
+        draw_grouped([info.label(s) for s in statistics], series),
         table=[["examples", "metric", *TABLE_HEADER[1:]], *rows])
-
-
-def replace_label(bar: Bar, name: str) -> Bar:
-    """The bar under the plain label of its statistic (F1, not F1 (all))."""
-    return Bar(METRIC_LABELS.get(name, name), bar.value, bar.ci, bar.n)
 
 
 def bar_values(score: Score, name: str) -> tuple[float | None, tuple[float, float] | None,
@@ -205,14 +199,18 @@ def bar_values(score: Score, name: str) -> tuple[float | None, tuple[float, floa
             (score.counts or {}).get(name))
 
 
-def geo_plot(submission: Submission, score: Score) -> PlotSpec:
-    """geo: EM per location group (paper Table 7), with CI whiskers."""
-    bars = score_bars(score, list(GEO_GROUPS))
+def groups_plot(submission: Submission, score: Score) -> PlotSpec:
+    """EM per group of the track's groups plot (geo: location groups, paper Table 7), with
+    CI whiskers."""
+    groups = TRACK_INFO[submission.track].groups
+    if groups is None:
+        raise ValueError(f"track {submission.track!r} has no groups plot")
+    bars = score_bars(score, list(groups.metrics))
     return PlotSpec(
-        "geo-groups", f"{submission.method_name}: EM per location group",
-        "Bar chart of EM per location group: " + describe(bars),
+        "groups", f"{submission.method_name}: EM per {groups.noun}",
+        f"Bar chart of EM per {groups.noun}: " + describe(bars),
         [score.id, score.scored_at, submission.method_name], draw_bars(bars, "EM (%)"),
-        table=[["location group", *TABLE_HEADER[1:]], *table_rows(bars)])
+        table=[[groups.noun, *TABLE_HEADER[1:]], *table_rows(bars)])
 
 
 @dataclass
@@ -261,8 +259,8 @@ def year_buckets(gold: GoldSplit, min_size: int = MIN_TEST_BUCKET) -> list[YearB
     return bins
 
 
-def temp_plot(submission: Submission, score: Score, gold: GoldSplit) -> PlotSpec:
-    """temp: EM by the year of the context (how a model decays far from its training data)."""
+def years_plot(submission: Submission, score: Score, gold: GoldSplit) -> PlotSpec:
+    """EM by the year of the context date (how a model decays far from its training data)."""
     outcomes = np.frombuffer(score.outcomes, dtype=np.uint8).astype(np.int64) & CORRECT
     bins = year_buckets(gold, MIN_TEST_BUCKET)
     bars = []
@@ -272,7 +270,7 @@ def temp_plot(submission: Submission, score: Score, gold: GoldSplit) -> PlotSpec
         bars.append(Bar(b.label, value.value, value.ci, int(b.mask.sum())))
     undated = int((context_years(gold) < 0).sum())
     return PlotSpec(
-        "temp-years", f"{submission.method_name}: EM by year of the context",
+        "years", f"{submission.method_name}: EM by year of the context",
         f"Line chart of EM by the year of the question's date, in {len(bars)} bins of at "
         f"least {MIN_TEST_BUCKET} examples (decades before {DECADES_BEFORE}); {undated} "
         "examples without a date are left out.",
@@ -327,7 +325,7 @@ def _top_plot(generation: tuple[Any, ...], top: int) -> PlotSpec:
     return PlotSpec("top", f"Top {len(series)}: {track} / {split}", alt,
                     [track, split, version_id, top,
                      [(s.id, score.id, score.scored_at, s.method_name) for s, score in rows]],
-                    draw_grouped([column_label(n) for n in names], series),
+                    draw_grouped([TRACK_INFO[track].label(n) for n in names], series),
                     table=[["entry", "metric", *TABLE_HEADER[1:]],
                            *[row for name, bars in series for row in table_rows(bars, name)]],
                     note=None if series else (
@@ -381,7 +379,7 @@ def _sota_plot(generation: tuple[Any, ...]) -> PlotSpec:
                Score.primary_metric.is_not(None))
         .order_by(Submission.created_at, Submission.id)).all()
     steps = best_by_day(rows)
-    primary = METRIC_LABELS[TRACK_INFO[track].primary]
+    primary = TRACK_INFO[track].label(TRACK_INFO[track].primary)
     alt = (f"Step chart of the best {primary} on {track} {split} by day, from "
            f"{steps[0][0]:%Y-%m-%d} to {steps[-1][0]:%Y-%m-%d}." if steps
            else f"No published {track} {split} entries yet.")

@@ -32,6 +32,8 @@ from ..extensions import db
 from ..models import Score, Submission, Visibility
 from . import board_cache
 
+#: Significance level of the paired bootstrap tests: rank groups (two-sided), the compare
+#: page's separated metrics, and the Ladder's "significantly better" (one-sided, p < ALPHA).
 ALPHA = 0.05
 DEFAULT_RESAMPLES = 1000
 #: How far the walk may go beyond the page in either direction before it stops looking.

@@ -8,8 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from baselines.queries import geo_query, modify_query, previous_query, temp_query
-from baselines.release import load_id_items, load_qa_items
+from baselines.queries import modify_query
+from baselines.release import (
+    FINETUNE_CONTEXTS,
+    ReleaseError,
+    context_items,
+    load_id_items,
+    load_qa_items,
+)
+from benchmark.tracks import query_as_of, query_in_location, query_previously
 
 REAL = os.environ.get("SITUATEDQA_DATA")
 needs_real = pytest.mark.skipif(not REAL or not Path(REAL).is_dir(),
@@ -17,13 +24,31 @@ needs_real = pytest.mark.skipif(not REAL or not Path(REAL).is_dir(),
 
 
 def test_templates() -> None:
-    assert temp_query("who won", "2019") == "who won as of 2019"
-    assert geo_query("what is the capital", "New York") == "what is the capital in new york"
-    assert previous_query("who is the ceo") == "previously who is the ceo"
+    assert query_as_of("who won", {"date": "2019"}) == "who won as of 2019"
+    assert (query_in_location("what is the capital", {"location": "New York"})
+            == "what is the capital in new york")
+    assert query_previously("who is the ceo", {"which": "previous"}) == "previously who is the ceo"
+    assert query_previously("who is the ceo", {"which": "current"}) == "who is the ceo"
     row = {"question": "q", "which": "current"}
     assert modify_query("curprev", row, "query-modified") == "q"
     assert modify_query("curprev", {**row, "which": "previous"}, "finetuned") == "previously q"
     assert modify_query("curprev", {**row, "which": "previous"}, "unmodified") == "q"
+    assert modify_query("temp", {"question": "q", "date": "2020"}, "finetuned") == "q as of 2020"
+    assert modify_query("present", {"question": "q"}, "query-modified") == "q"
+
+
+def test_finetuning_context_types_come_from_the_tracks(release_dir: Path) -> None:
+    """One model per context type of each fine-tuned track: temp, geo, and curprev's sides."""
+    assert FINETUNE_CONTEXTS == ("temp", "geo", "current", "previous")
+    previous = context_items(release_dir, "previous", "dev")
+    assert previous and {i.record["which"] for i in previous} == {"previous"}
+    assert all(i.query.startswith("previously ") for i in previous)
+    current = context_items(release_dir, "current", "dev")
+    assert current and {i.record["which"] for i in current} == {"current"}
+    temp = context_items(release_dir, "temp", "dev")
+    assert len(temp) == len(load_qa_items(release_dir, "temp", "dev", "unmodified"))
+    with pytest.raises(ReleaseError, match="not a fine-tuning context type"):
+        context_items(release_dir, "present", "dev")
 
 
 def test_synthetic_items_carry_no_gold(release_dir: Path) -> None:

@@ -5,6 +5,9 @@
   written out step by step, EM as `in` over the gold list).
 * Random damage to well-formed files: whenever the fast path accepts a file, the exact
   parser accepts it with the same answers; the two always agree on the outcome.
+* The files it is meant for, made from the real release (every format it claims on every
+  split of every track, the release's own records, the reference submissions): the fast path
+  takes each, and parse_predictions answers it without running the exact parser.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import random
 import re
 import string
 import unicodedata
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,7 +35,15 @@ from bm_helpers import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchmark import Example, GoldSplit, Predictions, ValidationError, parse_predictions, score
+from benchmark import (
+    Example,
+    GoldSplit,
+    Predictions,
+    ValidationError,
+    formats,
+    parse_predictions,
+    score,
+)
 from benchmark.fastparse import fast_answers, fast_labels
 from benchmark.normalize import normalize_answer, normalize_many
 from benchmark.tracks import track_info
@@ -386,19 +398,142 @@ def test_each_damage_to_a_map(damage: str) -> None:
     check_agreement(MAP_DAMAGE[damage](mapping).encode(), THREE)
 
 
-def test_fast_path_takes_the_official_and_compact_files(release_gold: Any) -> None:
-    gold = release_gold.get("temp", "test")
-    rng = random.Random(7)
+# --- the files it is meant for: the fast path takes them -----------------------------------
+# A fast path that gives way on every file loses nothing the tests above see (the exact
+# parser gives the same answers); these fail then, one for each track, split and format.
+
+QA_SPLITS = [(track, split) for track in ("temp", "geo", "present", "curprev")
+             for split in ("train", "dev", "test")]
+ID_SPLITS = [(track, split) for track in ("temp-id", "geo-id")
+             for split in ("train", "dev", "test")]
+#: The formats the fast path claims (the module docstring): every JSON Lines record shape and
+#: the {key: prediction} object, compact or indented.
+FAST_FORMATS = ["official", "official-question", "official-bare", "compact", "blank",
+                "blank-pred", "map", "map-indented"]
+REFERENCE = Path(__file__).resolve().parents[2] / "submissions" / "reference"
+
+
+def _exact_parser_ran(*_: object) -> str:
+    raise AssertionError("the exact parser ran: the fast path gave way")
+
+
+def real_predictions(gold: GoldSplit) -> list[str]:
+    """A system's answers: the gold answer of two examples in three, another context's or
+    none on the others (real texts: non-ASCII, quotes, punctuation as the release has them)."""
+    return [e.answers[0] if i % 3 and e.answers else (e.any_answers[-1] if e.any_answers
+                                                        else "") for i, e in enumerate(gold)]
+
+
+def assert_taken(data: bytes, gold: GoldSplit, layout: str, answers: list[str],
+                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast path takes the file with these answers, and parse_predictions goes that way."""
+    raw = gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+    assert fast_answers(raw, gold) == (layout, tuple(answers))
+    with monkeypatch.context() as patched:
+        patched.setattr(formats, "decode_text", _exact_parser_ran)
+        parsed = parse_predictions(data, gold)
+    assert (parsed.format, parsed.answers) == (layout, tuple(answers))
+
+
+@pytest.mark.parametrize("fmt", FAST_FORMATS)
+@pytest.mark.parametrize(("track", "split"), QA_SPLITS)
+def test_fast_path_takes_every_format_of_every_qa_split(
+        release_gold: Any, track: str, split: str, fmt: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    gold = release_gold.get(track, split)
+    predictions = real_predictions(gold)
     order = list(range(len(gold)))
-    rng.shuffle(order)
-    predictions = [e.answers[0] for e in gold.examples]
-    for fmt in ("official", "official-question", "official-bare", "compact", "blank",
-                "blank-pred", "map", "map-indented"):
-        data = write_file(gold, predictions, fmt, order, False, "\n")
-        quick = fast_answers(data, gold)
-        assert quick is not None, fmt
-        assert quick == ("json-map" if fmt.startswith("map") else "jsonl", tuple(predictions))
-        assert parse_predictions(data, gold, fast=False).answers == quick[1]
+    random.Random(f"{track}/{split}").shuffle(order)
+    for ensure_ascii in (False, True):
+        data = write_file(gold, predictions, fmt, order, ensure_ascii, "\n")
+        assert_taken(data, gold, "json-map" if fmt.startswith("map") else "jsonl",
+                     predictions, monkeypatch)
+
+
+@pytest.mark.parametrize("variant", ["gzip", "BOM", "CRLF", "no final newline", "gold order"])
+@pytest.mark.parametrize("fmt", ["official", "compact", "blank"])
+def test_fast_path_takes_the_usual_variants_of_a_file(
+        release_gold: Any, fmt: str, variant: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    gold = release_gold.get("temp", "test")
+    predictions = real_predictions(gold)
+    order = list(range(len(gold)))
+    if variant != "gold order":
+        random.Random(3).shuffle(order)
+    data = write_file(gold, predictions, fmt, order, False,
+                      "\r\n" if variant == "CRLF" else "\n")
+    data = {"gzip": lambda d: gzip.compress(d, mtime=0), "BOM": lambda d: b"\xef\xbb\xbf" + d,
+            "no final newline": lambda d: d.rstrip(b"\n")}.get(variant, lambda d: d)(data)
+    assert_taken(data, gold, "jsonl", predictions, monkeypatch)
+
+
+@pytest.mark.parametrize(("track", "split"), [(t, s) for t in ("temp", "geo")
+                                              for s in ("train", "dev", "test")])
+def test_fast_path_takes_the_release_records_with_a_prediction(
+        release_dir: Path, release_gold: Any, track: str, split: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The release's own qa_data records, every field as released, plus pred_answer."""
+    gold = release_gold.get(track, split)
+    by_key = dict(zip(gold.keys, real_predictions(gold), strict=True))
+    path = release_dir / "qa_data" / f"{track}.{split}.jsonl"
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    lines = []
+    for record in records:
+        key = track_info(track).key(record["id"], record)
+        lines.append(json.dumps({**record, "pred_answer": by_key[key]}, ensure_ascii=False))
+    assert_taken(("\n".join(lines) + "\n").encode(), gold, "jsonl", list(by_key.values()),
+                 monkeypatch)
+
+
+@pytest.mark.parametrize("path", sorted(REFERENCE.glob("*.jsonl.gz")), ids=lambda p: p.name)
+def test_fast_path_takes_the_reference_submissions(release_gold: Any, path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runners' own output files (submissions/reference), as they are uploaded."""
+    _, track, split = path.name.split(".")[:3]
+    gold = release_gold.get(track, split)
+    data = path.read_bytes()
+    exact = parse_predictions(data, gold, fast=False)
+    raw = gzip.decompress(data)
+    with monkeypatch.context() as patched:
+        patched.setattr(formats, "decode_text", _exact_parser_ran)
+        parsed = parse_predictions(data, gold)
+    if gold.is_identification:
+        quick = fast_labels(raw, gold)
+        assert quick is not None
+        assert _same_predictions(parsed, exact)
+    else:
+        assert fast_answers(raw, gold) == (exact.format, exact.answers)
+        assert parsed.answers == exact.answers
+
+
+@pytest.mark.parametrize("fields", [("label",), ("score",), ("label", "score")])
+@pytest.mark.parametrize("named_by", ["key", "id"])
+@pytest.mark.parametrize(("track", "split"), ID_SPLITS)
+def test_fast_path_takes_every_identification_shape(
+        release_gold: Any, track: str, split: str, named_by: str, fields: tuple[str, ...],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    gold = release_gold.get(track, split)
+    labels = [bool(e.label) != (i % 5 == 0) for i, e in enumerate(gold)]  # some wrong
+    scores = [round((i % 11) / 10, 1) for i in range(len(gold))]
+    order = list(range(len(gold)))
+    random.Random(f"{track}/{split}").shuffle(order)
+    lines = []
+    for i in order:
+        record: dict[str, Any] = {named_by: gold.examples[i].key if named_by == "key"
+                                  else gold.examples[i].id}
+        record.update({"label": labels[i], "score": scores[i]})
+        lines.append(json.dumps({k: v for k, v in record.items() if k in (named_by, *fields)}))
+    data = ("\n".join(lines) + "\n").encode()
+    quick = fast_labels(data, gold)
+    assert quick is not None
+    expected_labels = (np.array(labels) if "label" in fields else np.array(scores) >= 0.5)
+    assert quick[0] == "jsonl" and np.array_equal(quick[1], expected_labels)
+    assert (quick[2] is None) == ("score" not in fields)
+    if quick[2] is not None:
+        assert np.array_equal(quick[2], np.array(scores))
+    with monkeypatch.context() as patched:
+        patched.setattr(formats, "decode_text", _exact_parser_ran)
+        parsed = parse_predictions(data, gold)
+    assert np.array_equal(parsed.labels, expected_labels)
 
 
 @settings(SETTINGS, max_examples=500)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -48,6 +49,30 @@ def test_partition_rules() -> None:
         TRACK_INFO["curprev"].partitions_of({"which": "next"})
     with pytest.raises(ValueError, match="unknown date_type"):
         TRACK_INFO["temp"].partitions_of({"date_type": "someday"})
+
+
+def test_labels_are_declared_with_the_track() -> None:
+    assert TRACK_INFO["temp"].label("em_static") == "Static"
+    assert TRACK_INFO["geo"].label("em_other_common") == "Other common"
+    assert TRACK_INFO["geo"].label("em_equiv_us") == "EM equiv US"
+    assert TRACK_INFO["temp"].label("f1_any") == "Token F1 Any"
+    assert TRACK_INFO["temp-id"].label("f1_marco") == "F1 (MS MARCO)"
+    assert TRACK_INFO["temp-id"].label("recall_nq_passage") == "Recall (NQ-Passage)"
+    assert TRACK_INFO["temp-id"].label("f1_newsource") == "F1 (newsource)"  # undeclared
+    assert TRACK_INFO["temp-id"].label("auc") == "ROC AUC"
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    ({"plots": ("pie",)}, "unknown plot kinds"),
+    ({"plots": ("groups",)}, "groups plot"),
+    ({"partition_labels": {"static": "Static"}}, "labelled partition"),
+    ({"primary": "f1"}, "primary metric"),
+    ({"context_type_field": "date"}, "closed set of values"),
+])
+def test_a_declaration_missing_what_the_server_shows_is_refused(change: dict[str, object],
+                                                                problem: str) -> None:
+    with pytest.raises(ValueError, match=problem):
+        dataclasses.replace(TRACK_INFO["temp"], **change)  # type: ignore[arg-type]
 
 
 def test_release_examples_follow_their_declaration(release_gold: GoldSet) -> None:
