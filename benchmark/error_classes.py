@@ -51,7 +51,7 @@ from .tracks import ERROR_FIGURES, ErrorRule, TrackInfo, track_info
 __all__ = [
     "CORRECT_CLASS", "ERROR_CLASSES", "UNRELATED", "ErrorTables", "build_error_tables",
     "class_members", "classify", "compare_errors", "error_metrics", "error_tables",
-    "possible_counts", "reclassify",
+    "check_codes", "possible_counts", "reclassify",
 ]
 
 _N_CODES: Final = len(ERROR_CLASSES)
@@ -206,7 +206,7 @@ def reclassify(tables: ErrorTables, positions: IntArray, normalized: Sequence[st
     return codes
 
 
-def _check_codes(info: TrackInfo, codes: IntArray, n: int) -> IntArray:
+def check_codes(info: TrackInfo, codes: IntArray, n: int) -> IntArray:
     """The codes as int64, if they are n codes of the track's classes; else ValueError."""
     codes = np.asarray(codes, dtype=np.int64)
     allowed = {CORRECT_CLASS, *(c for name in _rule(info).classes for c in class_members(name))}
@@ -264,7 +264,7 @@ def error_metrics(gold: GoldSplit, codes: IntArray, *, seed: int = DEFAULT_SEED,
     """
     info = track_info(gold.track)
     rule = _rule(info)
-    codes = _check_codes(info, codes, len(gold))
+    codes = check_codes(info, codes, len(gold))
     exclusive = [ERROR_CLASSES.index(name) for name in rule.classes]
     values: dict[str, MetricValue] = {}
     for suffix in info.error_partitions:
@@ -320,8 +320,8 @@ def compare_errors(gold: GoldSplit, codes_a: IntArray, codes_b: IntArray, *,
     """
     info = track_info(gold.track)
     rule = _rule(info)
-    codes_a = _check_codes(info, codes_a, len(gold))
-    codes_b = _check_codes(info, codes_b, len(gold))
+    codes_a = check_codes(info, codes_a, len(gold))
+    codes_b = check_codes(info, codes_b, len(gold))
     result: dict[str, PairedDifference] = {}
     for suffix in info.error_partitions:
         statistics = {f"{name}_{kind}{suffix}": _figure_statistic(class_members(name), kind)

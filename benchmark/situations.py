@@ -14,6 +14,10 @@ whenever the gold cannot tell two classes apart (never a guess):
 * An answer of the example itself is never an other answer (a prediction equal to it is
   right), and neither is an answer that normalizes to the empty string (an empty prediction,
   as for an example a file lacks, is unrelated).
+* temp, geo: an answer that some context of the question lists beside one of the example's
+  own answers is an *alias* of its answer ("1999" listed with "November 28, 1999"): it is
+  **other-context**, whatever other contexts carry it, since the gold gives it for this
+  answer's own period or place too.
 * temp: a context is *earlier* (*later*) when its whole date span ends before (starts after)
   the example's: a year is the span of that year, a full date one day. Spans that overlap (the
   same date; a year and a date inside it) or a date that cannot be read cannot be ordered.
@@ -38,8 +42,9 @@ whenever the gold cannot tell two classes apart (never a guess):
 
 A temp example also gets the year its answer took effect (`since`), for the knowledge
 horizon: the year of the earliest context of its run, i.e. of the contexts carrying one of
-its answers that start after the last earlier context with none of them and not after it;
-None when no earlier context has a different answer (nothing for a model to be stale about).
+its answers or their aliases that start after the last earlier context with none of them,
+and not after it; None when no earlier context has a different answer (nothing for a model
+to be stale about).
 """
 
 from __future__ import annotations
@@ -146,6 +151,17 @@ def _questions(examples: Sequence[Example]) -> dict[int, list[int]]:
     return groups
 
 
+def _aliases(position: int, group: Sequence[int], answers: Sequence[frozenset[str]]
+             ) -> frozenset[str]:
+    """The example's answers and every answer a context of its question lists beside them."""
+    own = answers[position]
+    found = set(own)
+    for other in group:
+        if not answers[other].isdisjoint(own):
+            found |= answers[other]
+    return frozenset(found)
+
+
 def _timelines(companion: Sequence[Example], which_field: str
                ) -> dict[int, tuple[frozenset[str], frozenset[str]]]:
     """(current, previous) normalized answers per NQ id, from curprev-shaped examples."""
@@ -172,6 +188,7 @@ def dated_other_answers(examples: Sequence[Example], companion: Sequence[Example
         current, previous = timelines.get(nq_id, (frozenset(), frozenset()))
         for position in group:
             own, span = answers[position], spans[position]
+            aliases = _aliases(position, group, answers)
             found: dict[str, set[str]] = defaultdict(set)
             for other in group:
                 if other != position:
@@ -181,27 +198,29 @@ def dated_other_answers(examples: Sequence[Example], companion: Sequence[Example
             if own & current and not own & previous:
                 for answer in previous - current - own:
                     found[answer].add(EARLIER)
-            others = {answer: temporal_class(ways) for answer, ways in found.items()}
+            others = {answer: OTHER_CONTEXT if answer in aliases else temporal_class(ways)
+                      for answer, ways in found.items()}
             for answer in anys[position] - own - found.keys():
                 others[answer] = OTHER_CONTEXT  # in any_answer, carried by no context
             others.pop("", None)
-            situated[position] = Situated(others, _since(position, group, answers, spans))
+            situated[position] = Situated(others, _since(position, group, answers, spans,
+                                                         aliases))
     return [s if s is not None else Situated({}) for s in situated]
 
 
 def _since(position: int, group: Sequence[int], answers: Sequence[frozenset[str]],
-           spans: Sequence[tuple[int, int] | None]) -> int | None:
+           spans: Sequence[tuple[int, int] | None], aliases: frozenset[str]) -> int | None:
     """The year the example's answer took effect (see the module docstring), or None."""
-    own, span = answers[position], spans[position]
+    span = spans[position]
     if span is None:
         return None
     before = [spans[o] for o in group
-              if direction(spans[o], span) == EARLIER and answers[o].isdisjoint(own)]
+              if direction(spans[o], span) == EARLIER and answers[o].isdisjoint(aliases)]
     if not before:
         return None
     last = max(s[1] for s in before if s is not None)
     starts = [s[0] for o in group if (s := spans[o]) is not None
-              and last < s[0] <= span[1] and not answers[o].isdisjoint(own)]
+              and last < s[0] <= span[1] and not answers[o].isdisjoint(aliases)]
     return date.fromordinal(min(starts)).year if starts else None
 
 
@@ -218,6 +237,7 @@ def located_other_answers(examples: Sequence[Example], companion: Sequence[Examp
     for group in _questions(examples).values():
         for position in group:
             own = answers[position]
+            aliases = _aliases(position, group, answers)
             carriers: dict[str, list[int]] = defaultdict(list)
             for other in group:
                 if other != position:
@@ -225,7 +245,7 @@ def located_other_answers(examples: Sequence[Example], companion: Sequence[Examp
                         carriers[answer].append(other)
             others = {}
             for answer, where in carriers.items():
-                if any(places[o] == places[position] for o in where):
+                if answer in aliases or any(places[o] == places[position] for o in where):
                     others[answer] = OTHER_CONTEXT
                 elif all(us[o] for o in where):
                     others[answer] = US_DEFAULT
