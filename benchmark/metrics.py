@@ -394,7 +394,7 @@ def paired_differences(
     One multinomial over the joint categories (stream "paired:NAME") serves every statistic;
     CI and p-value of each are computed as paired_difference computes them. A statistic
     undefined on the observed counts (an error share with no error) gives no difference;
-    undefined draws are left out of the CI and never count as extreme.
+    undefined draws are left out, of the CI and of the p-value's draws alike.
     """
     joint = codes_a * n_categories + codes_b
     counts = np.bincount(joint, minlength=n_categories * n_categories).astype(np.int64)
@@ -417,14 +417,16 @@ def paired_differences(
             continue
         with np.errstate(invalid="ignore", divide="ignore"):
             values = np.asarray(statistic(drawn.sum(axis=-1)) - statistic(drawn.sum(axis=-2)))
+        values = values[np.isfinite(values)]
+        if values.size == 0:
+            result[label] = PairedDifference(observed, None, None, n)
+            continue
         deviations = values - observed
-        with np.errstate(invalid="ignore"):
-            extreme = (deviations >= observed - 1e-12) if greater else (
-                np.abs(deviations) >= abs(observed) - 1e-12)
-        p_value = float((1 + int(extreme.sum())) / (resamples + 1))
-        interval = percentile_interval(values)
-        result[label] = PairedDifference(
-            observed, None if math.isnan(interval[0]) else interval, min(p_value, 1.0), n)
+        extreme = (deviations >= observed - 1e-12) if greater else (
+            np.abs(deviations) >= abs(observed) - 1e-12)
+        p_value = float((1 + int(extreme.sum())) / (values.size + 1))
+        result[label] = PairedDifference(observed, percentile_interval(values),
+                                         min(p_value, 1.0), n)
     return result
 
 

@@ -181,6 +181,7 @@ def dated_other_answers(examples: Sequence[Example], companion: Sequence[Example
     answers (companion: the curprev examples of the same split); `since` per example."""
     answers = _normalized_sets([e.answers for e in examples])
     anys = _normalized_sets([e.any_answers for e in examples])
+    carried = [a - {""} for a in answers]  # an empty answer carries nothing (tie rules)
     spans = [date_span(e.context.get(date_field, "")) for e in examples]
     timelines = _timelines(companion, which_field)
     situated: list[Situated | None] = [None] * len(examples)
@@ -203,19 +204,21 @@ def dated_other_answers(examples: Sequence[Example], companion: Sequence[Example
             for answer in anys[position] - own - found.keys():
                 others[answer] = OTHER_CONTEXT  # in any_answer, carried by no context
             others.pop("", None)
-            situated[position] = Situated(others, _since(position, group, answers, spans,
-                                                         aliases))
+            situated[position] = Situated(others, _since(position, group, carried, spans,
+                                                         aliases - {""}))
     return [s if s is not None else Situated({}) for s in situated]
 
 
 def _since(position: int, group: Sequence[int], answers: Sequence[frozenset[str]],
            spans: Sequence[tuple[int, int] | None], aliases: frozenset[str]) -> int | None:
-    """The year the example's answer took effect (see the module docstring), or None."""
+    """The year the example's answer took effect (see the module docstring), or None.
+
+    `answers`: each context's normalized answers without the empty one."""
     span = spans[position]
-    if span is None:
+    if span is None or not aliases:
         return None
-    before = [spans[o] for o in group
-              if direction(spans[o], span) == EARLIER and answers[o].isdisjoint(aliases)]
+    before = [spans[o] for o in group if answers[o]
+              and direction(spans[o], span) == EARLIER and answers[o].isdisjoint(aliases)]
     if not before:
         return None
     last = max(s[1] for s in before if s is not None)
