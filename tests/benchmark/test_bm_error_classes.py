@@ -41,7 +41,7 @@ from benchmark.situations import (
 from benchmark.tracks import ID_TRACKS, METRIC_LABELS, QA_TRACKS, TRACK_INFO
 from benchmark.versions import realign
 
-C, O, P, OC, WP, US, U = (CORRECT_CLASS, OUTDATED, PREMATURE, OTHER_CONTEXT, WRONG_PLACE,
+C, OD, P, OC, WP, US, U = (CORRECT_CLASS, OUTDATED, PREMATURE, OTHER_CONTEXT, WRONG_PLACE,
                           US_DEFAULT, UNRELATED)
 
 
@@ -73,19 +73,19 @@ TEMP = [  # (example, prediction, class) with the rule that gives it
     (temp_example(1, "2010", "sampled_year", ("Alice",)), "Bob", P),  # only later contexts
     (temp_example(1, "2015", "start", ("Bob",)), "Alice", OC),  # earlier AND later: came back
     (temp_example(1, "2018", "sampled_year", ("Bob",)), "Carol", OC),  # only an unordered one
-    (temp_example(1, "March 03, 2018", "sampled_date", ("Carol",)), "Bob", O),  # 2015 earlier;
+    (temp_example(1, "March 03, 2018", "sampled_date", ("Carol",)), "Bob", OD),  # 2015 earlier;
     # the unordered 2018 context does not block outdated
-    (temp_example(1, "2020", "start", ("Alice",)), "Carol", O),
+    (temp_example(1, "2020", "start", ("Alice",)), "Carol", OD),
     # Q2: "1999" is listed beside "November 28, 1999" (2005): an alias of it
     (temp_example(2, "1990", "start", ("1986",)), "1999", P),
     (temp_example(2, "2000", "start", ("1999",)), "November 28, 1999", OC),  # alias
-    (temp_example(2, "2005", "sampled_year", ("November 28, 1999", "1999")), "1986", O),
+    (temp_example(2, "2005", "sampled_year", ("November 28, 1999", "1999")), "1986", OD),
     (temp_example(2, "2010", "sampled_year", ("November 28, 1999",)), "1999", OC),  # alias
     # Q3: the timeline's previous answer (curprev 3: current Joe, previous Don)
-    (temp_example(3, "2019", "sampled_year", ("Joe",)), "Don", O),
+    (temp_example(3, "2019", "sampled_year", ("Joe",)), "Don", OD),
     # Q4: curprev 4 says previous Ann, but a later context also has Ann: earlier and later
     (temp_example(4, "2018", "start", ("Ben",)), "Ann", OC),
-    (temp_example(4, "2020", "sampled_year", ("Ann",)), "Ben", O),  # the timeline is not
+    (temp_example(4, "2020", "sampled_year", ("Ann",)), "Ben", OD),  # the timeline is not
     # used for an example whose answer is the previous one
     # Q5: "Lee" is both a current and a previous answer of curprev 5: not used
     (temp_example(5, "2019", "sampled_year", ("Kim",)), "Lee", U),
@@ -145,15 +145,15 @@ def test_temp_other_answers_and_since_by_hand(temp_gold: tuple[GoldSplit, GoldSp
         ({"bob": P, "carol": P}, None),
         ({"alice": OC, "carol": P}, 2015),
         ({"alice": OC, "carol": OC}, 2015),  # 2010 Alice is earlier, 2018 is unordered
-        ({"alice": OC, "bob": O}, 2018),
-        ({"bob": O, "carol": O}, 2020),
+        ({"alice": OC, "bob": OD}, 2018),
+        ({"bob": OD, "carol": OD}, 2020),
         ({"1999": P, "november 28 1999": P}, None),
-        ({"1986": O, "november 28 1999": OC}, 2000),
-        ({"1986": O}, 2000),  # its run starts with the 2000 context of the alias "1999"
-        ({"1986": O, "1999": OC}, 2000),
-        ({"don": O}, None),  # the timeline gives a class, not a year
+        ({"1986": OD, "november 28 1999": OC}, 2000),
+        ({"1986": OD}, 2000),  # its run starts with the 2000 context of the alias "1999"
+        ({"1986": OD, "1999": OC}, 2000),
+        ({"don": OD}, None),  # the timeline gives a class, not a year
         ({"ann": OC}, None),
-        ({"ben": O}, 2020),
+        ({"ben": OD}, 2020),
         ({}, None), ({}, None),
         ({"q": OC}, None),
         ({"z": P}, None),
@@ -176,12 +176,13 @@ def test_temp_figures_by_hand(temp_gold: tuple[GoldSplit, GoldSplit]) -> None:
     assert (m["outdated_share"], m["premature_share"]) == (25.0, 10.0)
     assert (m["other_context_share"], m["unrelated_share"]) == (45.0, 20.0)
     assert counts["outdated_rate"] == 21 and counts["outdated_share"] == 20
-    assert math.isclose(m["em"] + sum(m[f"{c}_rate"] for c in (
-        "outdated", "premature", "other_context", "unrelated")), 100.0)
-    # Start (6: 1b OC, 1e O, 2a P, 2b OC, 4a OC, 10b OC), all wrong.
+    rates = [m[f"{c}_rate"] for c in ("em", "outdated", "premature", "other_context",
+                                       "unrelated") if c != "em"]
+    assert math.isclose(sum(r for r in [m["em"], *rates] if r is not None), 100.0)
+    # Start (6: 1b OC, 1e OD, 2a P, 2b OC, 4a OC, 10b OC), all wrong.
     assert m["outdated_rate_start"] == 100 / 6 == m["outdated_share_start"]
     assert m["other_context_rate_start"] == 400 / 6 and m["unrelated_rate_start"] == 0.0
-    # Static (7a only, other-context); Sampled (14: right 1, O 4, P 1, OC 4, U 4).
+    # Static (7a only, other-context); Sampled (14: right 1, OD 4, P 1, OC 4, U 4).
     assert m["other_context_rate_static"] == 100.0 == m["other_context_share_static"]
     assert m["outdated_rate_sampled"] == 400 / 14 and m["outdated_share_sampled"] == 400 / 13
     assert counts["unrelated_share_sampled"] == 13
@@ -275,14 +276,14 @@ def test_present_and_curprev_classes_by_hand() -> None:
         present(32, "stable", ("London",), ("London",)),
     ])
     assert [dict(s.others) for s in build_error_tables(gold).situated] == [
-        {"lutetia": O}, {"donald trump": O}, {}]
-    assert classes_of(gold, None, ["Lutetia", "Joe Biden!", "Paris"]) == [O, C, U]
+        {"lutetia": OD}, {"donald trump": OD}, {}]
+    assert classes_of(gold, None, ["Lutetia", "Joe Biden!", "Paris"]) == [OD, C, U]
     curprev = GoldSplit("curprev", "test", [
         curprev_example(40, "current", ("Biden",), ("Trump",)),
         curprev_example(40, "previous", ("Trump",), ("Biden",)),
         curprev_example(41, "current", ("Scholz",), ("Merkel",)),
     ])
-    assert classes_of(curprev, None, ["Trump", "Biden", "Merkel"]) == [O, P, O]
+    assert classes_of(curprev, None, ["Trump", "Biden", "Merkel"]) == [OD, P, OD]
     result = score(curprev, predictions(curprev, ["Trump", "Biden", "Scholz"]), resamples=0,
                    lenient=False, errors=build_error_tables(curprev))
     assert result.metrics["outdated_rate_current"] == 50.0
@@ -332,7 +333,7 @@ def test_ci_agrees_with_an_index_bootstrap() -> None:
     figures = error_metrics(repeated, codes, seed=11, resamples=4000)
     rng = np.random.default_rng(0)
     draws = codes[rng.integers(0, codes.size, size=(4000, codes.size))]
-    for name, code in (("outdated", O), ("other_context", OC), ("unrelated", U)):
+    for name, code in (("outdated", OD), ("other_context", OC), ("unrelated", U)):
         hits = (draws == code).sum(axis=1)
         wrong = (draws != C).sum(axis=1)
         rate = np.percentile(100 * hits / codes.size, [2.5, 97.5])
@@ -407,7 +408,7 @@ def test_rescore_reclassifies_siblings(temp_gold: tuple[GoldSplit, GoldSplit]) -
     full = score(new, realign(predictions(parent, texts), new), errors=new_tables)
     assert result.error_classes is not None and full.error_classes is not None
     assert result.error_classes.tolist() == full.error_classes.tolist()
-    assert result.error_classes[1] == O and result.error_classes[20] == U
+    assert result.error_classes[1] == OD and result.error_classes[20] == U
     assert result.metrics == full.metrics and result.ci == full.ci
     assert result.counts == full.counts and result.horizon == full.horizon
     with pytest.raises(ValueError, match="no error classes"):
@@ -430,8 +431,8 @@ def test_every_qa_track_declares_its_error_classes() -> None:
         assert not set(names) & (set(info.metrics) | set(info.lenient_metrics))
         assert all(name in METRIC_LABELS for name in names)
         assert "" in info.error_partitions and "_any" not in info.error_partitions
-    assert [TRACK_INFO[t].errors is not None and TRACK_INFO[t].errors.horizon
-            for t in QA_TRACKS] == [t == "temp" for t in QA_TRACKS]
+    assert [rule.horizon for t in QA_TRACKS if (rule := TRACK_INFO[t].errors)] == [
+        t == "temp" for t in QA_TRACKS]
     for track in ID_TRACKS:
         assert TRACK_INFO[track].errors is None and TRACK_INFO[track].error_metrics == ()
 
