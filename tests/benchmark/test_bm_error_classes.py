@@ -129,7 +129,7 @@ def classes_of(gold: GoldSplit, companion: GoldSplit | None, texts: list[str]) -
     result = score(gold, predictions(gold, texts), resamples=0, lenient=False,
                    errors=build_error_tables(gold, companion))
     assert result.error_classes is not None
-    return result.error_classes.tolist()
+    return [int(code) for code in result.error_classes]
 
 
 def test_temp_classes_by_hand(temp_gold: tuple[GoldSplit, GoldSplit]) -> None:
