@@ -216,3 +216,21 @@ def test_score_table_shows_error_classes_apart(cli: CliRunner, release_gold: Gol
     paper_only = cli.invoke(main, ["score", "--track", "curprev", "--split", "test", str(file),
                                    "--resamples", "0", "--paper-only", "--json"])
     assert not any("rate" in name for name in json.loads(paper_only.stdout)["metrics"])
+
+
+def test_metric_card_counts_are_the_command_s(release_gold: GoldSet) -> None:
+    """The metric card's table of possible classes states what `error-classes` prints."""
+    card = (Path(__file__).resolve().parents[2] / "benchmark" / "README.md").read_text()
+    rows = {}
+    for line in card.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) > 3 and " / " in cells[0] and cells[1].startswith("all"):
+            rows[cells[0]] = [cell.split(" ")[0].replace(",", "") for cell in cells[2:]]
+    assert set(rows) == {f"{t} / {s}" for t in ("temp", "geo", "present", "curprev")
+                         for s in ("dev", "test")}
+    for name, cells in rows.items():
+        track, split = name.split(" / ")
+        counts = possible_counts(release_gold.get(track, split),
+                                 error_tables(release_gold, track, split))["all"]
+        stated = [int(cell) for cell in cells if cell != "-"]
+        assert stated == list(counts.values()), name
