@@ -62,7 +62,8 @@ class ErrorTables:
     """A QA split's other answers by class, laid out for lookups (build_error_tables).
 
     `situated[i]` is example i's map from normalized other answer to class code (and its
-    `since` year, temp); `since` the same years as an array (-1: none). For the lookup every
+    `since` and context `year`, temp); `since` and `years` the same years as arrays (-1:
+    none). For the lookup every
     distinct other answer has a number in `vocabulary`, and `keys` holds the sorted
     `position * width + number` of every (example, other answer) pair, `codes` their classes.
     `candidates` are the examples with at least one other answer, in gold order.
@@ -72,6 +73,7 @@ class ErrorTables:
     split: str
     situated: tuple[Situated, ...]
     since: IntArray
+    years: IntArray
     vocabulary: Mapping[str, int]
     width: int
     keys: IntArray
@@ -147,6 +149,7 @@ def build_error_tables(gold: GoldSplit, companion: GoldSplit | None = None) -> E
     tables = ErrorTables(
         track=gold.track, split=gold.split, situated=situated,
         since=np.array([-1 if e.since is None else e.since for e in situated], dtype=np.int64),
+        years=np.array([-1 if e.year is None else e.year for e in situated], dtype=np.int64),
         vocabulary=vocabulary, width=width,
         keys=np.array([key for key, _ in pairs], dtype=np.int64),
         codes=np.array([code for _, code in pairs], dtype=np.int64),

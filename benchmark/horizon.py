@@ -117,6 +117,21 @@ def curve(tables: ErrorTables, codes: IntArray) -> tuple[IntArray, IntArray, Int
     return years.astype(np.int64), examples, right
 
 
+def by_context_year(tables: ErrorTables, codes: IntArray
+                    ) -> tuple[tuple[int, int, int, int], ...]:
+    """(context year, examples, right, outdated) per year of the contexts (dated tracks):
+    the picture the paper draws, EM and the outdated answers by when the question is asked.
+    Contexts whose date cannot be read are left out."""
+    codes = check_codes(track_info(tables.track), codes, len(tables))
+    dated = tables.years >= 0
+    years, at = np.unique(tables.years[dated], return_inverse=True)
+    part = codes[dated]
+    counts = [np.bincount(at, weights=weights, minlength=years.size).astype(np.int64)
+              for weights in (None, part == CORRECT_CLASS, part == OUTDATED)]
+    return tuple((int(year), int(n), int(right), int(stale))
+                 for year, n, right, stale in zip(years, *counts, strict=True))
+
+
 def knowledge_horizon(tables: ErrorTables, codes: IntArray, *, seed: int = DEFAULT_SEED,
                       resamples: int = DEFAULT_RESAMPLES) -> Horizon:
     """The knowledge horizon of a submission from its class codes (error_classes.classify).

@@ -80,10 +80,12 @@ _MONTHS: Final = {name: number for number, name in enumerate(calendar.month_name
 
 @dataclass(frozen=True)
 class Situated:
-    """One example's other answers: normalized answer -> class code; and `since` (temp)."""
+    """One example's other answers: normalized answer -> class code; for a dated track also
+    `since` (the year its answer took effect) and `year` (the year its context starts in)."""
 
     others: Mapping[str, int]
     since: int | None = None
+    year: int | None = None
 
 
 #: A track's rule: (its examples, the companion track's examples) -> one Situated each.
@@ -162,28 +164,31 @@ def _aliases(position: int, group: Sequence[int], answers: Sequence[frozenset[st
     return frozenset(found)
 
 
-def _timelines(companion: Sequence[Example], which_field: str
+def _timelines(companion: Sequence[Example], which_field: str, sides: tuple[str, str]
                ) -> dict[int, tuple[frozenset[str], frozenset[str]]]:
-    """(current, previous) normalized answers per NQ id, from curprev-shaped examples."""
+    """(current, previous) normalized answers per NQ id, from the companion's examples whose
+    `which_field` is sides[0] (current) or sides[1] (previous)."""
     normalized = _normalized_sets([e.answers for e in companion])
     timelines: dict[int, dict[str, frozenset[str]]] = defaultdict(dict)
     for example, answers in zip(companion, normalized, strict=True):
         timelines[example.id][example.context.get(which_field, "")] = answers
     empty: frozenset[str] = frozenset()
-    return {nq_id: (sides.get("current", empty), sides.get("previous", empty))
-            for nq_id, sides in timelines.items()}
+    return {nq_id: (found.get(sides[0], empty), found.get(sides[1], empty))
+            for nq_id, found in timelines.items()}
 
 
 def dated_other_answers(examples: Sequence[Example], companion: Sequence[Example], *,
-                        date_field: str = "date", which_field: str = "which"
+                        date_field: str, which_field: str, timeline_sides: tuple[str, str]
                         ) -> list[Situated]:
-    """temp: other answers by where their contexts lie in time, plus the timeline's previous
-    answers (companion: the curprev examples of the same split); `since` per example."""
+    """temp: other answers by where their contexts lie in time (context `date_field`), plus
+    the timeline's previous answers: the companion's examples (curprev, same split) whose
+    `which_field` is timeline_sides[1], for an example whose answers meet those of
+    timeline_sides[0] (see the tie rules); `since` per example."""
     answers = _normalized_sets([e.answers for e in examples])
     anys = _normalized_sets([e.any_answers for e in examples])
     carried = [a - {""} for a in answers]  # an empty answer carries nothing (tie rules)
     spans = [date_span(e.context.get(date_field, "")) for e in examples]
-    timelines = _timelines(companion, which_field)
+    timelines = _timelines(companion, which_field, timeline_sides)
     situated: list[Situated | None] = [None] * len(examples)
     for nq_id, group in _questions(examples).items():
         current, previous = timelines.get(nq_id, (frozenset(), frozenset()))
@@ -204,8 +209,9 @@ def dated_other_answers(examples: Sequence[Example], companion: Sequence[Example
             for answer in anys[position] - own - found.keys():
                 others[answer] = OTHER_CONTEXT  # in any_answer, carried by no context
             others.pop("", None)
-            situated[position] = Situated(others, _since(position, group, carried, spans,
-                                                         aliases - {""}))
+            situated[position] = Situated(
+                others, _since(position, group, carried, spans, aliases - {""}),
+                None if span is None else date.fromordinal(span[0]).year)
     return [s if s is not None else Situated({}) for s in situated]
 
 
@@ -228,7 +234,7 @@ def _since(position: int, group: Sequence[int], answers: Sequence[frozenset[str]
 
 
 def located_other_answers(examples: Sequence[Example], companion: Sequence[Example], *,
-                          is_us: Callable[[str], bool], location_field: str = "location"
+                          is_us: Callable[[str], bool], location_field: str
                           ) -> list[Situated]:
     """geo: other answers by the locations that carry them (US default, wrong place)."""
     answers = _normalized_sets([e.answers for e in examples])

@@ -212,7 +212,7 @@ def is_us_location(location: str) -> bool:
 
 def curprev_error_class(example: Example) -> int:
     """A current answer's other answers are outdated, a previous answer's premature."""
-    return OUTDATED if example.context.get("which") == "current" else PREMATURE
+    return OUTDATED if example.context.get("which") == CURPREV_WHICH[0] else PREMATURE
 
 
 def dependence_partitions(context: Mapping[str, str],
@@ -305,7 +305,9 @@ TRACK_INFO: Final[dict[str, TrackInfo]] = {
         release=ReleaseFile("qa_data", "temp"), read=read_situated,
         partition_rule=temp_partitions,
         errors=ErrorRule(("outdated", "premature", "other_context", "unrelated"),
-                         dated_other_answers, companion="curprev", horizon=True),
+                         partial(dated_other_answers, date_field="date", which_field="which",
+                                 timeline_sides=CURPREV_WHICH),
+                         companion="curprev", horizon=True),
     ),
     "geo": TrackInfo(
         "geo", "Geographical SituatedQA",
@@ -316,7 +318,8 @@ TRACK_INFO: Final[dict[str, TrackInfo]] = {
         release=ReleaseFile("qa_data", "geo"), read=read_situated,
         partition_rule=geo_location_partitions,
         errors=ErrorRule(("wrong_place", "us_default", "other_context", "unrelated"),
-                         partial(located_other_answers, is_us=is_us_location)),
+                         partial(located_other_answers, is_us=is_us_location,
+                                 location_field="location")),
     ),
     "temp-id": TrackInfo(
         "temp-id", "Temporal dependence identification",

@@ -15,7 +15,13 @@ from bm_helpers import temp_example
 
 from benchmark import GoldSet, GoldSplit, Predictions, score
 from benchmark.error_classes import build_error_tables, error_tables
-from benchmark.horizon import MIN_EXAMPLES, Horizon, best_split, knowledge_horizon
+from benchmark.horizon import (
+    MIN_EXAMPLES,
+    Horizon,
+    best_split,
+    by_context_year,
+    knowledge_horizon,
+)
 
 
 def test_best_split_by_hand() -> None:
@@ -63,6 +69,13 @@ def test_horizon_by_hand() -> None:
     assert horizon.ci == (2002, 2004)
     assert horizon.p_value is not None and horizon.p_value < 0.01
     assert horizon.to_json()["identified"] == [2002, 2004]
+    # By context year: 1990 (30 contexts, right), 2000 and 2002 (right), 2005 (outdated).
+    result = score(gold, Predictions("temp", gold.split, "test", answers=tuple(texts),
+                                     keys=gold.keys), resamples=0,
+                   errors=build_error_tables(gold, companion))
+    assert result.error_classes is not None
+    assert by_context_year(build_error_tables(gold, companion), result.error_classes) == (
+        (1990, 30, 30, 0), (2000, 10, 10, 0), (2002, 10, 10, 0), (2005, 10, 0, 10))
     no_cis = horizon_of(gold, companion, texts, resamples=0)
     assert (no_cis.year, no_cis.ci, no_cis.p_value) == (2002, None, None)
 
