@@ -24,6 +24,10 @@ from benchmark.error_classes import error_tables, possible_counts
 from benchmark.tracks import TRACK_INFO
 
 REFERENCE = Path(__file__).resolve().parents[2] / "submissions" / "reference"
+#: The paper's metrics, CIs and counts of every reference submission as the scorer gave them
+#: before the error classes existed (`python -m benchmark score --paper-only --json`, default
+#: seed and resamples; JSON floats round-trip exactly).
+BEFORE = json.loads((Path(__file__).resolve().parent / "reference_paper_scores.json").read_text())
 
 
 def normalized(answers: Iterable[str]) -> set[str]:
@@ -63,6 +67,12 @@ def test_paper_metrics_unchanged_on_reference_submissions(path: Path,
     predictions = parse_predictions(gzip.decompress(path.read_bytes()), gold,
                                     filename=path.name)
     plain = score(gold, predictions)
+    before = BEFORE[path.name]
+    assert set(before["metrics"]) <= set(plain.metrics)
+    for name, value in before["metrics"].items():  # today's scorer, without error tables
+        assert plain.metrics[name] == value, name
+        assert plain.ci[name] == (tuple(before["ci"][name]) if before["ci"][name] else None)
+        assert plain.counts[name] == before["counts"][name], name
     if TRACK_INFO[track].errors is None:
         with pytest.raises(ValueError, match="no error classes"):
             error_tables(release_gold, track, split)
@@ -76,6 +86,7 @@ def test_paper_metrics_unchanged_on_reference_submissions(path: Path,
         assert full.ci[name] == plain.ci[name], name
         assert full.counts[name] == plain.counts[name], name
     assert (full.outcomes == plain.outcomes).all()
+    assert {name: full.metrics[name] for name in before["metrics"]} == before["metrics"]
     assert set(full.metrics) - set(plain.metrics) == set(TRACK_INFO[track].error_metrics)
     # ... and score() without tables is today's score: nothing new in it.
     assert list(plain.metrics) == [*TRACK_INFO[track].metrics,
