@@ -6,22 +6,26 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
 import re
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from bm_helpers import jsonl
+from bm_helpers import jsonl, temp_example
 from click.testing import CliRunner
 
-from benchmark import GoldSet, normalize_answer, parse_predictions, score
+from benchmark import GoldSet, GoldSplit, normalize_answer, parse_predictions, score
 from benchmark import cli as cli_module
+from benchmark import incremental as inc
 from benchmark.cli import main
-from benchmark.error_classes import error_tables, possible_counts
+from benchmark.error_classes import build_error_tables, error_tables, possible_counts
 from benchmark.tracks import TRACK_INFO
+from benchmark.versions import realign
 
 REFERENCE = Path(__file__).resolve().parents[2] / "submissions" / "reference"
 #: The paper's metrics, CIs and counts of every reference submission as the scorer gave them
@@ -245,3 +249,44 @@ def test_metric_card_counts_are_the_command_s(release_gold: GoldSet) -> None:
                                  error_tables(release_gold, track, split))["all"]
         stated = [int(cell) for cell in cells if cell != "-"]
         assert stated == list(counts.values()), name
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_rescore_with_error_classes_equals_score_on_updated_release(
+        seed: int, release_gold: GoldSet) -> None:
+    """Random gold updates of temp dev (answers set to a sibling context's or a new one,
+    examples retired and added): the incremental rescore equals a full score, bit for bit."""
+    rng = random.Random(seed)
+    parent = release_gold.get("temp", "dev")
+    companion = release_gold.get("curprev", "dev")
+    by_id: dict[int, list[int]] = defaultdict(list)
+    for position, example in enumerate(parent.examples):
+        by_id[example.id].append(position)
+    texts = [rng.choice([*e.any_answers, "no idea"]) for e in parent.examples]
+    predictions = parse_predictions(jsonl({"key": e.key, "prediction": t}
+                                          for e, t in zip(parent.examples, texts, strict=True)),
+                                    parent, filename="random.jsonl")
+    examples = list(parent.examples)
+    for position in rng.sample(range(len(examples)), 40):
+        example = examples[position]
+        sibling = examples[rng.choice(by_id[example.id])]
+        answers = sibling.answers if rng.random() < 0.5 else ("a new answer",)
+        examples[position] = replace(example, answers=answers,
+                                     any_answers=tuple({*example.any_answers, *answers}))
+    for position in sorted(rng.sample(range(len(examples)), 10), reverse=True):
+        del examples[position]
+    examples += [temp_example(10**6 + k, "2020", "start", (f"added {k}",)) for k in range(5)]
+    new = GoldSplit("temp", "dev", examples)
+    tables = (build_error_tables(parent, companion), build_error_tables(new, companion))
+    first = score(parent, predictions, errors=tables[0])
+    assert first.error_classes is not None and first.f1 is not None
+    assert first.f1_any is not None
+    stored = inc.decode_predictions(inc.encode_predictions(predictions, parent))
+    result = inc.rescore(parent, new, first.outcomes, stored, parent.keys,
+                         (first.f1, first.f1_any), errors=tables,
+                         parent_error_classes=first.error_classes)
+    full = score(new, realign(predictions, new), errors=tables[1])
+    assert result.error_classes is not None and full.error_classes is not None
+    assert (result.error_classes == full.error_classes).all()
+    assert result.metrics == full.metrics and result.ci == full.ci
+    assert result.counts == full.counts and result.horizon == full.horizon
