@@ -336,13 +336,14 @@ def compare_command(track: str, split: str, file_a: Path, file_b: Path, data: Pa
                    "p_value": d.p_value, "n": d.count}
             for name, d in diffs.items()}, indent=2))
         return
-    click.echo(f"{'metric':<24}{'A':>8}{'B':>8}{'A-B':>8}   {'95% CI':<17}{'p':>7}")
+    width = max([24, *(len(name) + 2 for name in diffs)])
+    click.echo(f"{'metric':<{width}}{'A':>8}{'B':>8}{'A-B':>8}   {'95% CI':<17}{'p':>7}")
     for name, d in diffs.items():
         a, b = result_a.metrics.get(name), result_b.metrics.get(name)
         if d.difference is None or a is None or b is None:
             continue
         ci = f"[{d.ci[0]:.2f}, {d.ci[1]:.2f}]" if d.ci else ""
-        click.echo(f"{name:<24}{a:>8.2f}{b:>8.2f}{d.difference:>8.2f}   {ci:<17}"
+        click.echo(f"{name:<{width}}{a:>8.2f}{b:>8.2f}{d.difference:>8.2f}   {ci:<17}"
                    f"{d.p_value or 0:>7.4f}")
 
 
