@@ -11,8 +11,10 @@ from typing import Any, TextIO
 import click
 
 from .equivalence import LENIENT_RULES
+from .error_classes import ErrorTables, compare_errors, error_tables, possible_counts
 from .formats import DEFAULT_MAX_BYTES, ValidationError, parse_predictions, wrong_split_hint
 from .gold import GoldError, GoldSet, load_gold
+from .horizon import Horizon
 from .metrics import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .release import (
     DATA_ENV,
@@ -24,7 +26,15 @@ from .release import (
     verify_release,
 )
 from .scoring import ScoreResult, compare, score
-from .tracks import DEFAULT_PRESENT_THRESHOLD, SPLITS, TRACKS, track_info
+from .tracks import (
+    DEFAULT_PRESENT_THRESHOLD,
+    ERROR_CLASS_LABELS,
+    METRIC_LABELS,
+    QA_TRACKS,
+    SPLITS,
+    TRACKS,
+    track_info,
+)
 
 DEFAULT_GOLD_DIR = Path(__file__).resolve().parent.parent / "gold" / "data"
 
@@ -147,20 +157,67 @@ def _load_predictions(path: Path, gold_set: GoldSet, gold: Any, max_bytes: int) 
 def format_table(result: ScoreResult) -> str:
     """A readable table of metrics, CIs and counts (values rounded for display only).
 
-    The lenient metrics (not in the paper) follow under their own heading, with the rule
-    of each family.
+    The lenient metrics and the error classes (not in the paper) follow under their own
+    headings, with the rule of each lenient family, and the knowledge horizon last.
     """
     lines = [f"{result.track} / {result.split}: {result.n} examples", ""]
     header = f"{'metric':<44}{'value':>8}   {'95% CI':<17}{'n':>6}"
-    declared = set(track_info(result.track).lenient_metrics)  # f1 is also an id-track metric
-    paper = [name for name in result.metrics if name not in declared]
+    info = track_info(result.track)
+    declared = set(info.lenient_metrics)  # f1 is also an id-track metric
+    errors = set(info.error_metrics)
+    paper = [name for name in result.metrics if name not in declared | errors]
     lenient = [name for name in result.metrics if name in declared]
     lines += [header, *(_table_row(result, name) for name in paper)]
     if lenient:
         lines += ["", "Not in the paper (lenient answer equivalence; never ranks):"]
         lines += [f"  {family}: {rule}" for family, rule in LENIENT_RULES.items()]
         lines += ["", header, *(_table_row(result, name) for name in lenient)]
+    if errors & set(result.metrics):
+        lines += ["", "Not in the paper (situated error classes of the wrong answers; never "
+                  "ranks; see the metric card):", "", *_error_rows(result)]
+    if result.horizon is not None:
+        lines += ["", format_horizon(result.horizon)]
     return "\n".join(lines)
+
+
+def _error_rows(result: ScoreResult) -> list[str]:
+    """One row per partition and class: % of examples and % of errors, with their CIs."""
+    info = track_info(result.track)
+    rule = info.errors
+    rows = [f"{'partition':<14}{'class':<15}{'% of examples':>14}   {'95% CI':<17}"
+            f"{'% of errors':>11}   {'95% CI':<17}{'errors':>6}"]
+    for suffix in info.error_partitions:
+        partition = METRIC_LABELS["em" + suffix] if suffix else "All"
+        for name in rule.classes if rule else ():
+            rate, share = f"{name}_rate{suffix}", f"{name}_share{suffix}"
+            rows.append(f"{partition:<14}{ERROR_CLASS_LABELS[name]:<15}"
+                        f"{_shown(result, rate):>14}   {_interval(result, rate):<17}"
+                        f"{_shown(result, share):>11}   {_interval(result, share):<17}"
+                        f"{result.counts.get(share, 0):>6}")
+            partition = ""
+    return rows
+
+
+def format_horizon(horizon: Horizon) -> str:
+    """The knowledge horizon in one line: year, CI and basis, or why it is not determined."""
+    basis = f"{horizon.n} examples whose answer replaced an earlier one, right or outdated"
+    if horizon.year is None:
+        return f"Knowledge horizon (not in the paper): not determined: {horizon.reason} ({basis})"
+    ci = f", 95% CI {horizon.ci[0]}-{horizon.ci[1]}" if horizon.ci else ""
+    p = f", p = {horizon.p_value:.4f}" if horizon.p_value is not None else ""
+    low, high = horizon.identified or (horizon.year, horizon.year)
+    same = f"; the data cannot tell {low}-{high} apart" if high > low else ""
+    return f"Knowledge horizon (not in the paper): {horizon.year}{ci}{p}{same} ({basis})"
+
+
+def _shown(result: ScoreResult, name: str) -> str:
+    value = result.metrics.get(name)
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def _interval(result: ScoreResult, name: str) -> str:
+    ci = result.ci.get(name)
+    return f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
 
 
 def _table_row(result: ScoreResult, name: str) -> str:
@@ -186,18 +243,61 @@ def _table_row(result: ScoreResult, name: str) -> str:
 @click.option("--max-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_BYTES,
               show_default=True, help="Largest accepted (decompressed) file size.")
 @click.option("--paper-only", is_flag=True,
-              help="Only the paper's metrics: no em_equiv or token F1 (QA tracks).")
+              help="Only the paper's metrics: no em_equiv, token F1 or error classes (QA "
+                   "tracks).")
 def score_command(track: str, split: str, file: Path, data: Path | None, as_json: bool,
                   resamples: int, seed: int, max_bytes: int, paper_only: bool) -> None:
     """Validate FILE and print every metric of the track with its 95% CI.
 
-    QA tracks also get em_equiv and token F1 (not in the paper; see the metric card).
+    QA tracks also get em_equiv and token F1, the situated error classes of the wrong
+    answers and, on temp, the knowledge horizon (not in the paper; see the metric card).
     """
     gold_set = open_gold(data)
     gold = _split(gold_set, track, split)
     predictions = _load_predictions(file, gold_set, gold, max_bytes)
-    result = score(gold, predictions, resamples=resamples, seed=seed, lenient=not paper_only)
+    tables = None if paper_only else _tables(gold_set, track, split)
+    result = score(gold, predictions, resamples=resamples, seed=seed, lenient=not paper_only,
+                   errors=tables)
     click.echo(json.dumps(result.to_json(), indent=2) if as_json else format_table(result))
+
+
+def _tables(gold_set: GoldSet, track: str, split: str) -> ErrorTables | None:
+    """The split's error tables (QA tracks), or None; a missing companion split is named."""
+    if track_info(track).errors is None:
+        return None
+    try:
+        return error_tables(gold_set, track, split)
+    except GoldError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@main.command("error-classes")
+@click.option("--track", type=click.Choice(QA_TRACKS), required=True, help="QA track.")
+@split_option
+@data_option
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
+def error_classes_command(track: str, split: str, data: Path | None, as_json: bool) -> None:
+    """Count, per partition, the examples where each error class is possible at all.
+
+    A class is possible for an example when the gold gives it an other answer of that class
+    (for outdated: an earlier context or the timeline's previous answer with a different
+    answer); unrelated is always possible. "horizon" counts the temp examples whose answer
+    replaced an earlier one (the knowledge horizon's basis).
+    """
+    gold_set = open_gold(data)
+    gold = _split(gold_set, track, split)
+    tables = _tables(gold_set, track, split)
+    if tables is None:  # the choice allows QA tracks only, which all declare error rules
+        raise click.ClickException(f"track {track!r} has no error classes")
+    counts = possible_counts(gold, tables)
+    if as_json:
+        click.echo(json.dumps(counts, indent=2))
+        return
+    columns = list(next(iter(counts.values())))
+    click.echo(f"{track} / {split}: examples where each error class is possible")
+    click.echo(f"{'partition':<14}" + "".join(f"{c:>20}" for c in columns))
+    for partition, row in counts.items():
+        click.echo(f"{partition:<14}" + "".join(f"{row[c]:>20}" for c in columns))
 
 
 @main.command("compare")
@@ -215,29 +315,35 @@ def compare_command(track: str, split: str, file_a: Path, file_b: Path, data: Pa
                     as_json: bool, resamples: int, seed: int) -> None:
     """Paired comparison A - B on the same examples: difference, 95% CI, p-value.
 
-    QA tracks also compare em_equiv (not in the paper); token F1 is not compared.
+    QA tracks also compare em_equiv and the error classes' figures (not in the paper);
+    token F1 is not compared.
     """
     gold_set = open_gold(data)
     gold = _split(gold_set, track, split)
+    tables = _tables(gold_set, track, split)
     result_a = score(gold, _load_predictions(file_a, gold_set, gold, DEFAULT_MAX_BYTES),
-                     resamples=0)
+                     resamples=0, errors=tables)
     result_b = score(gold, _load_predictions(file_b, gold_set, gold, DEFAULT_MAX_BYTES),
-                     resamples=0)
+                     resamples=0, errors=tables)
     diffs = compare(gold, result_a.outcomes, result_b.outcomes, resamples=resamples, seed=seed,
                     lenient=True)
+    if result_a.error_classes is not None and result_b.error_classes is not None:
+        diffs.update(compare_errors(gold, result_a.error_classes, result_b.error_classes,
+                                    resamples=resamples, seed=seed))
     if as_json:
         click.echo(json.dumps({
             name: {"difference": d.difference, "ci": list(d.ci) if d.ci else None,
                    "p_value": d.p_value, "n": d.count}
             for name, d in diffs.items()}, indent=2))
         return
-    click.echo(f"{'metric':<24}{'A':>8}{'B':>8}{'A-B':>8}   {'95% CI':<17}{'p':>7}")
+    width = max([24, *(len(name) + 2 for name in diffs)])
+    click.echo(f"{'metric':<{width}}{'A':>8}{'B':>8}{'A-B':>8}   {'95% CI':<17}{'p':>7}")
     for name, d in diffs.items():
         a, b = result_a.metrics.get(name), result_b.metrics.get(name)
         if d.difference is None or a is None or b is None:
             continue
         ci = f"[{d.ci[0]:.2f}, {d.ci[1]:.2f}]" if d.ci else ""
-        click.echo(f"{name:<24}{a:>8.2f}{b:>8.2f}{d.difference:>8.2f}   {ci:<17}"
+        click.echo(f"{name:<{width}}{a:>8.2f}{b:>8.2f}{d.difference:>8.2f}   {ci:<17}"
                    f"{d.p_value or 0:>7.4f}")
 
 

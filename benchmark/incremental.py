@@ -14,7 +14,12 @@ What a rescore needs besides the parent row is stored at upload time:
 * the per-example token F1 (QA), which the outcome codes do not carry: `encode_f1`;
 * the predictions as parsed (texts, or labels and scores), in the order of the inputs they
   were parsed against, named by the SHA-256 of those inputs' keys: `encode_predictions`.
-  Keys are not stored: they are the inputs' and take three quarters of the bytes.
+  Keys are not stored: they are the inputs' and take three quarters of the bytes;
+* with the error classes (QA, not in the paper), the per-example class codes
+  (ScoreResult.error_classes, one byte each). An example's class also depends on the other
+  contexts of its question, so a rescore re-classifies every example whose other answers
+  changed (error_classes.ErrorTables of the parent and the new split), besides the changed
+  and added ones: `error_redo`.
 """
 
 from __future__ import annotations
@@ -29,10 +34,19 @@ from dataclasses import dataclass
 import msgspec
 import numpy as np
 
+from .error_classes import ErrorTables, reclassify
 from .formats import Predictions
 from .gold import GoldSplit
 from .metrics import DEFAULT_RESAMPLES, DEFAULT_SEED, BoolArray, FloatArray, IntArray
-from .scoring import LENIENT_SCORED, ScoreResult, lenient_codes, outcome_codes, result_from_outcomes
+from .normalize import normalize_many
+from .scoring import (
+    CORRECT,
+    LENIENT_SCORED,
+    ScoreResult,
+    lenient_codes,
+    outcome_codes,
+    result_from_outcomes,
+)
 
 #: zlib level of the stored blobs: on an upload's path, and level 6 saves only 10% of the
 #: bytes for 2x the time (temp/dev: 12.8 KB in 0.4 ms vs 11.5 KB in 0.9 ms; F1 10x slower).
@@ -226,6 +240,52 @@ def _scores_of(made: Plan, stored: StoredPredictions, every: IntArray) -> FloatA
     return np.where(found, scores[np.where(found, every, 0)] if scores.size else 0.0, fill)
 
 
+_redo: dict[tuple[int, int], tuple[ErrorTables, ErrorTables, IntArray]] = {}
+
+
+def error_redo(made: Plan, parent_tables: ErrorTables, new_tables: ErrorTables) -> IntArray:
+    """New positions whose error class must be re-evaluated: those the plan re-evaluates,
+    and those whose other answers differ from their parent example's (a sibling changed).
+
+    Built once per pair of tables; ValueError when the tables are not the plan's splits'.
+    """
+    if len(parent_tables) != made.parent_size or len(new_tables) != len(made.new) or (
+            new_tables.track, new_tables.split) != (made.new.track, made.new.split) or (
+            parent_tables.track, parent_tables.split) != (new_tables.track, new_tables.split):
+        raise ValueError("the error tables are not those of the parent and the new split")
+    with _lock:
+        found = _redo.get((id(parent_tables), id(new_tables)))
+        if found is not None and found[0] is parent_tables and found[1] is new_tables:
+            return found[2]
+    before, after = parent_tables.situated, new_tables.situated
+    redo = np.array([position for position, source in enumerate(made.take.tolist())
+                     if source < 0 or after[position].others != before[source].others],
+                    dtype=np.int64)
+    with _lock:
+        if len(_redo) >= _KEPT:
+            _redo.clear()
+        _redo[(id(parent_tables), id(new_tables))] = (parent_tables, new_tables, redo)
+    return redo
+
+
+def _rescore_classes(made: Plan, tables: tuple[ErrorTables, ErrorTables],
+                     parent_codes: IntArray | None, take: IntArray | None,
+                     outcomes: IntArray, stored: StoredPredictions, every: IntArray
+                     ) -> IntArray:
+    """The new split's class codes: the parent's, re-evaluated where error_redo says."""
+    codes = np.asarray(parent_codes, dtype=np.int64) if parent_codes is not None else None
+    if codes is None or codes.shape != (made.parent_size,):
+        raise ValueError("the parent row carries no error classes for its gold")
+    classes = codes[take] if take is not None else np.zeros(len(made.new), dtype=np.int64)
+    redo = error_redo(made, *tables)
+    if redo.size:
+        answers = stored.answers or []
+        texts = [answers[j] if j >= 0 else "" for j in every[redo].tolist()]
+        classes[redo] = reclassify(tables[1], redo, normalize_many(texts),
+                                   (outcomes[redo] & CORRECT) > 0)
+    return classes
+
+
 def rescore(
     parent: GoldSplit,
     new: GoldSplit,
@@ -236,14 +296,20 @@ def rescore(
     *,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    errors: tuple[ErrorTables, ErrorTables] | None = None,
+    parent_error_classes: IntArray | None = None,
 ) -> ScoreResult:
     """score() on the new split, from a parent score's outcomes and the stored predictions.
 
     parent_outcomes (and parent_f1, for QA) are the parent row's, in parent gold order;
     `keys` are those of the inputs the predictions were stored against (stored.keys_sha256).
+    With `errors`, the error tables of (parent, new) split, and the parent row's class codes,
+    the result also has the error classes, equal to score(..., errors=new tables).
     Raises ValueError when the parent row cannot be used (another length, a QA row scored
-    before the lenient metrics, no F1): the caller scores the file in full instead.
+    before the lenient metrics, no F1, no class codes): the caller scores the file in full.
     """
+    if errors is not None and new.is_identification:
+        raise ValueError("identification tracks have no error classes")
     made = plan(parent, new)
     codes = np.asarray(parent_outcomes, dtype=np.int64)
     if codes.shape != (made.parent_size,):
@@ -270,4 +336,8 @@ def rescore(
                   else (np.zeros(len(new)), np.zeros(len(new))))
     f1[made.changed] = probe_f1
     f1_any[made.changed] = probe_f1_any
-    return result_from_outcomes(new, outcomes, f1, f1_any, resamples=resamples, seed=seed)
+    classes = None if errors is None else _rescore_classes(
+        made, errors, parent_error_classes, take, outcomes, stored, sources.every)
+    return result_from_outcomes(new, outcomes, f1, f1_any, resamples=resamples, seed=seed,
+                                errors=None if errors is None else errors[1],
+                                error_classes=classes)

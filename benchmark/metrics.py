@@ -155,6 +155,16 @@ def accuracy_interval(wrong: int, n: int, rng: np.random.Generator, resamples: i
     return _interval_of_sorted(lambda index: 100.0 * int(ordered[index]) / n, resamples)
 
 
+def count_interval(draws: IntArray, n: int) -> tuple[float, float]:
+    """percentile_interval(100.0 * draws / n) of bootstrap counts out of n, bit for bit.
+
+    100 * count / n is non-decreasing in the count, so its order statistics are those of the
+    counts (one partial sort of integers, as accuracy_interval reads them).
+    """
+    ordered = _order_statistics(draws, draws.size)
+    return _interval_of_sorted(lambda index: 100.0 * int(ordered[index]) / n, draws.size)
+
+
 def multinomial_draws(
     counts: IntArray, rng: np.random.Generator, resamples: int
 ) -> IntArray:
@@ -366,6 +376,58 @@ def paired_difference(
         np.abs(deviations) >= abs(observed) - 1e-12)
     p_value = float((1 + int(extreme.sum())) / (resamples + 1))
     return PairedDifference(observed, percentile_interval(draws), min(p_value, 1.0), n)
+
+
+def paired_differences(
+    codes_a: IntArray,
+    codes_b: IntArray,
+    n_categories: int,
+    statistics: Mapping[str, CountStatistic],
+    *,
+    name: str,
+    seed: int,
+    resamples: int,
+    greater: bool = False,
+) -> dict[str, PairedDifference]:
+    """paired_difference of several statistics of the same category codes, from one draw.
+
+    One multinomial over the joint categories (stream "paired:NAME") serves every statistic;
+    CI and p-value of each are computed as paired_difference computes them. A statistic
+    undefined on the observed counts (an error share with no error) gives no difference;
+    undefined draws are left out, of the CI and of the p-value's draws alike.
+    """
+    joint = codes_a * n_categories + codes_b
+    counts = np.bincount(joint, minlength=n_categories * n_categories).astype(np.int64)
+    n = int(counts.sum())
+    if n == 0:
+        return {label: PairedDifference(None, None, None, 0) for label in statistics}
+    shaped = counts.reshape(n_categories, n_categories)
+    draws = multinomial_draws(counts, rng_for(seed, f"paired:{name}"), resamples) if (
+        resamples > 0) else None
+    drawn = None if draws is None else draws.reshape(resamples, n_categories, n_categories)
+    result = {}
+    for label, statistic in statistics.items():
+        with np.errstate(invalid="ignore", divide="ignore"):
+            observed = float(statistic(shaped.sum(axis=-1)) - statistic(shaped.sum(axis=-2)))
+        if not math.isfinite(observed):
+            result[label] = PairedDifference(None, None, None, n)
+            continue
+        if drawn is None:
+            result[label] = PairedDifference(observed, None, None, n)
+            continue
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = np.asarray(statistic(drawn.sum(axis=-1)) - statistic(drawn.sum(axis=-2)))
+        values = values[np.isfinite(values)]
+        if values.size == 0:
+            result[label] = PairedDifference(observed, None, None, n)
+            continue
+        deviations = values - observed
+        extreme = (deviations >= observed - 1e-12) if greater else (
+            np.abs(deviations) >= abs(observed) - 1e-12)
+        p_value = float((1 + int(extreme.sum())) / (values.size + 1))
+        result[label] = PairedDifference(observed, percentile_interval(values),
+                                         min(p_value, 1.0), n)
+    return result
 
 
 # --- the lenient metrics' CIs (not in the paper; see equivalence.py) -----------------------

@@ -11,8 +11,10 @@ from typing import Any, TypeVar, cast
 import numpy as np
 
 from .equivalence import GoldForms, gold_forms, lenient_family, lenient_outcomes
+from .error_classes import ErrorTables, classify, error_metrics
 from .formats import Predictions
 from .gold import GoldSplit
+from .horizon import Horizon, knowledge_horizon
 from .metrics import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -56,6 +58,11 @@ class ScoreResult:
     uint8 each, as the server stores them); for identification tracks the confusion
     category (0 TP, 1 FP, 2 FN, 3 TN). Paired comparisons work from these codes alone.
     `f1` / `f1_any` hold each QA example's best token F1 (0-1); they are not stored.
+    `error_classes` (QA, scored with error tables) holds one class code per example, in
+    gold order (benchmark.situations.ERROR_CLASSES' positions, one uint8 each to store, as
+    the outcomes): with the gold's error tables they are all an incremental rescore needs;
+    the error figures are then in `metrics` (TrackInfo.error_metrics, not in the paper),
+    and `horizon` is the knowledge horizon (dated tracks).
     """
 
     track: str
@@ -67,15 +74,20 @@ class ScoreResult:
     outcomes: IntArray
     f1: FloatArray | None = None
     f1_any: FloatArray | None = None
+    error_classes: IntArray | None = None
+    horizon: Horizon | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The result in the CLI's --json shape."""
-        return {
+        """The result in the CLI's --json shape (with "horizon" when estimated)."""
+        result: dict[str, Any] = {
             "track": self.track, "split": self.split, "n": self.n,
             "metrics": dict(self.metrics),
             "ci": {name: (list(ci) if ci else None) for name, ci in self.ci.items()},
             "counts": dict(self.counts),
         }
+        if self.horizon is not None:
+            result["horizon"] = self.horizon.to_json()
+        return result
 
 
 def source_slug(source: str) -> str:
@@ -286,19 +298,29 @@ def score(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     lenient: bool = True,
+    errors: ErrorTables | None = None,
 ) -> ScoreResult:
     """Every metric of the track with its bootstrap CI (resamples=0 skips the CIs).
 
     QA tracks also get the lenient metrics (em_equiv, token f1; not in the paper) unless
-    lenient=False; the paper's metrics are the same either way.
+    lenient=False; given the split's error tables (error_classes.error_tables), also the
+    error classes, their figures and the knowledge horizon (not in the paper). The paper's
+    metrics are the same either way.
     """
     outcomes = outcome_codes(gold, predictions)
     f1: FloatArray | None = None
     f1_any: FloatArray | None = None
+    codes: IntArray | None = None
+    if errors is not None:
+        if (errors.track, errors.split, len(errors)) != (gold.track, gold.split, len(gold)):
+            raise ValueError(f"error tables of {errors.track}/{errors.split} cannot classify "
+                             f"{gold.track}/{gold.split}")
+        codes = classify(errors, predictions.normalized_answers, (outcomes & CORRECT) > 0)
     if lenient and not gold.is_identification:
         outcomes, f1, f1_any = lenient_codes(gold, predictions, outcomes)
     return result_from_outcomes(gold, outcomes, f1, f1_any, scores=predictions.scores,
-                                resamples=resamples, seed=seed)
+                                resamples=resamples, seed=seed, errors=errors,
+                                error_classes=codes)
 
 
 def result_from_outcomes(
@@ -310,14 +332,19 @@ def result_from_outcomes(
     scores: FloatArray | None = None,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    errors: ErrorTables | None = None,
+    error_classes: IntArray | None = None,
 ) -> ScoreResult:
     """Every metric and CI from per-example outcomes alone (see ScoreResult).
 
     score() ends here, and so does an incremental rescore that re-evaluated only the
     examples a gold update changed: equal outcomes give equal results, bit for bit.
     f1 / f1_any (QA, with LENIENT_SCORED codes) add the lenient metrics; scores (the
-    identification scores, in gold order) add AUC.
+    identification scores, in gold order) add AUC; error_classes (QA, with the split's
+    error tables) add the error figures and, for a dated track, the knowledge horizon.
     """
+    if (errors is None) != (error_classes is None):
+        raise ValueError("error classes need their error tables, and the tables the classes")
     values: dict[str, MetricValue] = {
         name: metric_from_codes(codes, categories, statistic,
                                 name=name, seed=seed, resamples=resamples)
@@ -328,12 +355,19 @@ def result_from_outcomes(
     if f1 is not None and f1_any is not None:
         values.update(_lenient_values(gold, outcomes, f1, f1_any, dict(values), seed=seed,
                                       resamples=resamples))
+    horizon = None
+    if errors is not None and error_classes is not None:
+        values.update(error_metrics(gold, error_classes, seed=seed, resamples=resamples))
+        rule = track_info(gold.track).errors
+        if rule is not None and rule.horizon:
+            horizon = knowledge_horizon(errors, error_classes, seed=seed, resamples=resamples)
     return ScoreResult(
         track=gold.track, split=gold.split, n=len(gold),
         metrics={name: v.value for name, v in values.items()},
         ci={name: v.ci for name, v in values.items()},
         counts={name: v.count for name, v in values.items()},
-        outcomes=outcomes, f1=f1, f1_any=f1_any,
+        outcomes=outcomes, f1=f1, f1_any=f1_any, error_classes=error_classes,
+        horizon=horizon,
     )
 
 

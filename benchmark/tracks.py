@@ -13,11 +13,20 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
 from .example import Example, GoldError, example_key
 from .normalize import normalize_answer
+from .situations import (
+    OUTDATED,
+    PREMATURE,
+    OtherAnswersRule,
+    dated_other_answers,
+    listed_other_answers,
+    located_other_answers,
+)
 
 SPLITS: Final = ("train", "dev", "test")
 
@@ -129,6 +138,23 @@ def query_previously(question: str, context: Mapping[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
+class ErrorRule:
+    """How a QA track's wrong predictions are classified (benchmark/situations.py).
+
+    `classes` are the reported classes in their order (names of situations.ERROR_CLASSES; a
+    class also counts its situations.SUBCLASSES); `other_answers` gives each example's other
+    answers by class from the gold alone; `companion` names the track whose split of the same
+    name it also reads (temp: curprev, for the timeline's previous answers); `horizon` says
+    that the contexts are dated, so the knowledge-horizon estimate applies.
+    """
+
+    classes: tuple[str, ...]
+    other_answers: OtherAnswersRule
+    companion: str | None = None
+    horizon: bool = False
+
+
+@dataclass(frozen=True)
 class TrackInfo:
     """What a track is: its keys, partitions, metrics, primary metric and release reader."""
 
@@ -170,6 +196,9 @@ class TrackInfo:
     #: Partition sizes of the paper's tables where they differ from the release's, by split
     #: then partition (the paper rows of a board were computed on these).
     paper_partition_sizes: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+
+    #: The situated error taxonomy of a QA track (None: identification tracks).
+    errors: ErrorRule | None = None
 
     def __post_init__(self) -> None:
         """ValueError for a declaration that names an unknown plot or metric."""
@@ -236,6 +265,24 @@ class TrackInfo:
         suffixes = [name.removeprefix("em") for name in self.metrics]
         return (*(f"em_equiv{s}" for s in suffixes), *(f"f1{s}" for s in suffixes))
 
+    @property
+    def error_partitions(self) -> tuple[str, ...]:
+        """The metric suffixes the error classes are reported on: EM's partitions but `any`
+        ("" for the whole split, "_static", ...); empty without an error rule."""
+        if self.errors is None:
+            return ()
+        return tuple(name.removeprefix("em") for name in self.metrics if name != "em_any")
+
+    @property
+    def error_metrics(self) -> tuple[str, ...]:
+        """The error-class figures (not in the paper; never rank a board): per class and
+        partition its rate among all examples, `{class}_rate{suffix}`, then its share of
+        the wrong ones, `{class}_share{suffix}` (outdated_rate_static, us_default_share)."""
+        if self.errors is None:
+            return ()
+        return tuple(f"{cls}_{kind}{suffix}" for kind in ERROR_FIGURES
+                     for suffix in self.error_partitions for cls in self.errors.classes)
+
     def key(self, nq_id: int, context: Mapping[str, str]) -> str:
         """The key of the example with this NQ id and context."""
         return example_key(nq_id, (context[name] for name in self.context_fields))
@@ -288,6 +335,16 @@ def curprev_partitions(context: Mapping[str, str],
     if which not in CURPREV_WHICH:
         raise ValueError("'which' must be current/previous")
     return (which,)
+
+
+def is_us_location(location: str) -> bool:
+    """True for a location of the US partition (Table 7's "United States" group)."""
+    return geo_partitions(location)[1] == "us"
+
+
+def curprev_error_class(example: Example) -> int:
+    """A current answer's other answers are outdated, a previous answer's premature."""
+    return OUTDATED if example.context.get("which") == CURPREV_WHICH[0] else PREMATURE
 
 
 def dependence_partitions(context: Mapping[str, str],
@@ -364,6 +421,9 @@ def read_curprev(info: TrackInfo, r: Mapping[str, Any],
             )
 
 
+#: The two figures of every error class: share of all examples, share of the wrong ones.
+ERROR_FIGURES: Final = ("rate", "share")
+
 _ID_METRICS: Final = ("accuracy", "precision", "recall", "f1")
 _DEPENDENCE: Final = ("dependent", "independent")
 #: The source datasets of the identification questions (id_data's source_dataset, up to its
@@ -384,6 +444,10 @@ TRACK_INFO: Final[dict[str, TrackInfo]] = {
         partition_rule=temp_partitions, query=query_as_of, fine_tuned=True,
         plots=("years", "drift"),
         paper_partition_sizes={"test": {"sampled": 1472, "start": 923}},
+        errors=ErrorRule(("outdated", "premature", "other_context", "unrelated"),
+                         partial(dated_other_answers, date_field="date", which_field="which",
+                                 timeline_sides=CURPREV_WHICH),
+                         companion="curprev", horizon=True),
     ),
     "geo": TrackInfo(
         "geo", "Geographical SituatedQA",
@@ -398,6 +462,9 @@ TRACK_INFO: Final[dict[str, TrackInfo]] = {
         plots=("groups",), groups=GroupPlot(
             "location group", ("em_us", "em_india", "em_other_common", "em_rare")),
         paper_partition_sizes={"test": {"common": 265, "us": 42}},
+        errors=ErrorRule(("wrong_place", "us_default", "other_context", "unrelated"),
+                         partial(located_other_answers, is_us=is_us_location,
+                                 location_field="location")),
     ),
     "temp-id": TrackInfo(
         "temp-id", "Temporal dependence identification",
@@ -422,6 +489,8 @@ TRACK_INFO: Final[dict[str, TrackInfo]] = {
         identification=False, partitions=("stable", "updated"),
         partition_labels={"stable": "Stable", "updated": "Updated"},
         release=ReleaseFile("raw_data", "temp"), read=read_present, plots=("drift",),
+        errors=ErrorRule(("outdated", "unrelated"),
+                         partial(listed_other_answers, class_of=lambda example: OUTDATED)),
     ),
     "curprev": TrackInfo(
         "curprev", "Current and previous answers",
@@ -432,6 +501,8 @@ TRACK_INFO: Final[dict[str, TrackInfo]] = {
         release=ReleaseFile("raw_data", "temp"), read=read_curprev,
         partition_rule=curprev_partitions, context_values={"which": CURPREV_WHICH},
         query=query_previously, context_type_field="which", fine_tuned=True,
+        errors=ErrorRule(("outdated", "premature", "unrelated"),
+                         partial(listed_other_answers, class_of=curprev_error_class)),
     ),
 }
 QA_TRACKS: Final = tuple(t for t, info in TRACK_INFO.items() if not info.identification)
@@ -495,6 +566,21 @@ METRIC_LABELS: Final[dict[str, str]] = {
     metric: info.label(metric) for info in TRACK_INFO.values()
     for metric in (*info.metrics, *info.lenient_metrics)}
 METRIC_LABELS.update(SHARED_LABELS)
+
+
+#: The error classes' labels, and their figures' ("Outdated % of examples Static").
+ERROR_CLASS_LABELS: Final = {
+    "outdated": "Outdated", "premature": "Premature", "other_context": "Other context",
+    "wrong_place": "Wrong place", "us_default": "US default", "unrelated": "Unrelated",
+}
+_FIGURE_LABELS: Final = {"rate": "% of examples", "share": "% of errors"}
+for _info in TRACK_INFO.values():
+    for _kind in ERROR_FIGURES:
+        for _suffix in _info.error_partitions:
+            for _class in _info.errors.classes if _info.errors else ():
+                METRIC_LABELS.setdefault(f"{_class}_{_kind}{_suffix}", " ".join(
+                    [ERROR_CLASS_LABELS[_class], _FIGURE_LABELS[_kind],
+                     *([METRIC_LABELS["em" + _suffix]] if _suffix else [])]))
 
 
 class UnknownTrackError(ValueError):

@@ -55,16 +55,30 @@ def test_score_json_shape(cli: CliRunner, release_gold: GoldSet, tmp_path: Path)
                                "--json", "--resamples", "100", "--seed", "3"])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
-    assert set(payload) == {"track", "split", "n", "metrics", "ci", "counts"}
+    assert set(payload) == {"track", "split", "n", "metrics", "ci", "counts", "horizon"}
     assert (payload["track"], payload["split"], payload["n"]) == ("temp", "test", 2795)
     paper = ["em", "em_static", "em_sampled", "em_start", "em_any"]
-    assert list(payload["metrics"]) == paper + [
-        f"{family}{name[2:]}" for family in ("em_equiv", "f1") for name in paper]
-    assert all(v == 100.0 for v in payload["metrics"].values())
+    lenient = [f"{family}{name[2:]}" for family in ("em_equiv", "f1") for name in paper]
+    errors = [f"{cls}_{kind}{suffix}" for kind in ("rate", "share")
+              for suffix in ("", "_static", "_sampled", "_start")
+              for cls in ("outdated", "premature", "other_context", "unrelated")]
+    assert list(payload["metrics"]) == paper + lenient + errors
+    assert all(payload["metrics"][name] == 100.0 for name in paper + lenient)
     assert payload["ci"]["em"] == [100.0, 100.0]
     sizes = {"em": 2795, "em_static": 400, "em_sampled": 1482, "em_start": 913, "em_any": 2795}
-    assert payload["counts"] == sizes | {f"{family}{name[2:]}": size for family in (
-        "em_equiv", "f1") for name, size in sizes.items()}
+    # Every answer right: every class rate is 0 (CI [0, 0]); no error, so no share.
+    for name in errors:
+        kind, size = ("rate", sizes["em" + name.partition("_rate")[2]]) if "_rate" in name \
+            else ("share", 0)
+        assert payload["metrics"][name] == (0.0 if kind == "rate" else None)
+        assert payload["ci"][name] == ([0.0, 0.0] if kind == "rate" else None)
+        assert payload["counts"][name] == size
+    assert {k: v for k, v in payload["counts"].items() if k in paper + lenient} == sizes | {
+        f"{family}{name[2:]}": size for family in ("em_equiv", "f1")
+        for name, size in sizes.items()}
+    horizon = payload["horizon"]
+    assert horizon["determined"] is False and horizon["year"] is None
+    assert "never drops" in horizon["reason"]
 
 
 def test_score_json_full_precision(cli: CliRunner, release_gold: GoldSet,
@@ -101,10 +115,19 @@ def test_compare(cli: CliRunner, release_gold: GoldSet, tmp_path: Path) -> None:
                                str(bad), "--json", "--resamples", "200"])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
+    errors = {f"{cls}_{kind}{suffix}" for kind in ("rate", "share")
+              for suffix in ("", "_current", "_previous")
+              for cls in ("outdated", "premature", "unrelated")}
     assert set(payload) == {"em", "em_current", "em_previous", "em_equiv", "em_equiv_current",
-                            "em_equiv_previous"}  # token F1 is not in the outcome codes
+                            "em_equiv_previous"} | errors  # token F1 is not in the codes
     assert payload["em"]["difference"] == 100.0 == payload["em_equiv"]["difference"]
     assert payload["em"]["p_value"] < 0.01
+    # B's "x" is unrelated everywhere, A is always right: -100 points; A has no errors, so
+    # no share of them to compare.
+    assert payload["unrelated_rate"]["difference"] == -100.0
+    assert payload["unrelated_rate"]["p_value"] < 0.01
+    assert payload["outdated_rate"]["difference"] == 0.0
+    assert payload["unrelated_share"]["difference"] is None
     table = cli.invoke(main, ["compare", "--track", "curprev", "--split", "test", str(good),
                               str(bad)])
     assert table.exit_code == 0 and "em_previous" in table.output
