@@ -288,7 +288,7 @@ def export_payload(track: str) -> dict[str, Any]:
     """A leaderboard (up to 1000 entries a page) with every column, CI and rank group."""
     try:
         board = load_board(board_query(track, per_page=1000))
-    except BadBoardQuery as exc:
+    except (BadBoardQuery, UnknownVersion) as exc:
         abort(404, str(exc))
     return exports.board_payload(board, groups_of(board), board.version)
 

@@ -36,3 +36,16 @@ def test_identification_f1_stays_f1(seeded: dict[str, Any], release_gold: Any) -
         f"/insight/submissions/{response.json['id']}/model-index.yaml").data)
     types = {m["name"]: m["type"] for m in card["model-index"][0]["results"][0]["metrics"]}
     assert types["F1"] == "f1" and types["Accuracy"] == "accuracy"
+
+
+def test_one_csv_under_both_links(seeded: dict[str, Any]) -> None:
+    """The board header's CSV and the insight section's are one file with every column."""
+    client: FlaskClient = seeded["client"]
+    for query in ("split=test", "split=dev&hide_baselines=1"):
+        header = client.get(f"/leaderboards/temp.csv?{query}")
+        bottom = client.get(f"/insight/leaderboards/temp.csv?{query}")
+        assert header.status_code == bottom.status_code == 200
+        assert header.data == bottom.data
+        assert header.headers["Content-Disposition"] == bottom.headers["Content-Disposition"]
+        columns = header.get_data(as_text=True).splitlines()[0].split(",")
+        assert {"rank_group", "source", "em_lo", "f1_static_hi"} <= set(columns)
