@@ -215,8 +215,9 @@ class Quota(BaseModel):
 
 
 class Upload(BaseModel):
-    """The upload form (multipart/form-data)."""
+    """The upload form (multipart/form-data); an unknown field is refused (400)."""
 
+    model_config = ConfigDict(extra="forbid")
     track: Track
     split: Split
     file: bytes = Field(description="Predictions: JSONL, JSON or CSV, optionally gzip-compressed.")
