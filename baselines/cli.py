@@ -13,6 +13,7 @@ import click
 from baselines import bart, devices, dpr, nn_train
 from baselines import identification as ident
 from baselines.commands import (
+    default_threads,
     finetune_record,
     require_data,
     seed_everything,
@@ -70,8 +71,9 @@ def main(verbose: bool) -> None:
 @click.option("--batch-size", default=16, show_default=True, type=click.IntRange(min=1))
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--limit", type=click.IntRange(min=0), help="Only the first N items.")
-@click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
-              help="torch CPU threads.")
+@click.option("--threads", default=default_threads, type=click.IntRange(min=1),
+              help="CPU threads of every pool: torch's, BLAS's and OpenMP's (default: half "
+                   f"the CPUs this process may use, at least one: {default_threads()} here).")
 @dpr_options
 @click.option("--model", type=click.Path(path_type=Path),
               help="BART folder, or a raw state-dict .pt (then --config is needed).")

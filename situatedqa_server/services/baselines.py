@@ -16,6 +16,7 @@ import gzip
 import hashlib
 import io
 import json
+import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from typing import Any
 from flask import current_app
 from sqlalchemy import delete, select, text
 
+from baselines.commands import THREAD_VARIABLES
 from baselines.output import meta_path
 from baselines.reported import ReportedEntry as PaperEntry
 from baselines.reported import load_reported
@@ -270,13 +272,21 @@ def blas_threads(threads: int) -> Iterator[None]:
     On the shared cores, oversubscribed BLAS threads make one temp-id TF-IDF fit take 80 s
     instead of 10 s. threadpoolctl comes with scikit-learn; without it nothing is limited.
     """
+    saved = {name: os.environ.get(name) for name in THREAD_VARIABLES}
     try:
-        from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
-    except ImportError:
-        yield
-        return
-    with threadpool_limits(limits=threads):
-        yield
+        try:
+            from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
+        except ImportError:
+            yield
+            return
+        with threadpool_limits(limits=threads):
+            yield
+    finally:  # the runner sets them for its libraries; this process keeps its own
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def run_runner(key: BaselineKey, data_dir: Path, work_dir: Path, *, seed: int = 0,
