@@ -12,7 +12,7 @@ import click
 
 from .equivalence import LENIENT_RULES
 from .formats import DEFAULT_MAX_BYTES, ValidationError, parse_predictions, wrong_split_hint
-from .gold import GoldError, GoldSet, load_gold
+from .gold import GoldError, GoldSet, load_gold, read_gold_file
 from .metrics import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .release import (
     DATA_ENV,
@@ -187,14 +187,26 @@ def _table_row(result: ScoreResult, name: str) -> str:
               show_default=True, help="Largest accepted (decompressed) file size.")
 @click.option("--paper-only", is_flag=True,
               help="Only the paper's metrics: no em_equiv or token F1 (QA tracks).")
+@click.option("--gold", "gold_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Score against this gold file instead of the release: a published gold "
+                   "version's non-test gold, as the server offers it at "
+                   "/data/TRACK/SPLIT/gold.jsonl (the release is not read then).")
 def score_command(track: str, split: str, file: Path, data: Path | None, as_json: bool,
-                  resamples: int, seed: int, max_bytes: int, paper_only: bool) -> None:
+                  resamples: int, seed: int, max_bytes: int, paper_only: bool,
+                  gold_file: Path | None) -> None:
     """Validate FILE and print every metric of the track with its 95% CI.
 
     QA tracks also get em_equiv and token F1 (not in the paper; see the metric card).
     """
-    gold_set = open_gold(data)
-    gold = _split(gold_set, track, split)
+    if gold_file is not None:  # the release (--from, $SITUATEDQA_DATA) is not read then
+        try:
+            gold = read_gold_file(gold_file, track, split)
+        except GoldError as exc:
+            raise click.ClickException(str(exc)) from None
+        gold_set = GoldSet([gold])
+    else:
+        gold_set = open_gold(data)
+        gold = _split(gold_set, track, split)
     predictions = _load_predictions(file, gold_set, gold, max_bytes)
     result = score(gold, predictions, resamples=resamples, seed=seed, lenient=not paper_only)
     click.echo(json.dumps(result.to_json(), indent=2) if as_json else format_table(result))

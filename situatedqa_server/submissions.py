@@ -14,7 +14,7 @@ from .auth import login_required
 from .extensions import config_limit, db, limiter
 from .forms import ActionForm, SubmissionForm
 from .models import Submission
-from .services import ladder, quotas, scoring, visibility
+from .services import ladder, quotas, scoring, upload_hints, visibility
 from .services.duplicates import DuplicateSubmission
 from .services.gold_store import GoldUnavailable
 from .services.leaderboards import column_label
@@ -53,8 +53,10 @@ def upload() -> Any:
     except ValidationError as exc:
         status = 413 if isinstance(exc, FileTooLargeError) else 400
         lead = scoring.rejection_lead(exc, form.track.data, form.split.data)
+        stale = upload_hints.stale_inputs(exc, form.track.data, form.split.data)
         return render_template("submissions/upload.html", form=form, quota=quota, lead=lead,
-                               problems=exc.problems, truncated=exc.truncated), status
+                               stale=stale, problems=exc.problems,
+                               truncated=exc.truncated), status
     except DuplicateSubmission as exc:
         flash(str(exc), "error")
         return render_template("submissions/upload.html", form=form, quota=quota), 409

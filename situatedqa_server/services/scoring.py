@@ -28,7 +28,17 @@ from benchmark.incremental import encode_predictions
 
 from ..extensions import db
 from ..models import GoldVersion, Score, Submission, User, Visibility, utcnow
-from . import audit, blobs, board_cache, duplicates, gold_store, ladder, quotas, versions
+from . import (
+    audit,
+    blobs,
+    board_cache,
+    duplicates,
+    gold_store,
+    ladder,
+    quotas,
+    upload_hints,
+    versions,
+)
 from .score_rows import new_score
 
 
@@ -66,12 +76,15 @@ def rejection_lead(exc: ValidationError, track: str, split: str) -> str | None:
     """The line a rejection leads with when the file's keys belong to another board.
 
     Keys are matched against the release's inputs only: a later version's hidden test
-    additions must not answer "they match temp/test" to a guessed key.
+    additions must not answer "they match temp/test" to a guessed key. A file of the
+    release's inputs that the active version changed is told which version and blank file.
     """
     try:
-        return wrong_split_hint(exc, gold_store.get_gold(), track, split)
+        hint = wrong_split_hint(exc, gold_store.get_gold(), track, split)
     except gold_store.GoldUnavailable:
         return None
+    stale = upload_hints.stale_inputs(exc, track, split) if hint is None else None
+    return stale.sentence() if stale else hint
 
 
 #: Called with the new submission and its released score (its own, or the one the Ladder
