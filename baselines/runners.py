@@ -171,6 +171,10 @@ def _tfidf_facts(meta: Meta) -> list[str]:
     return []
 
 
+def _nothing(meta: Meta) -> list[str]:
+    return []
+
+
 _FACTS: dict[str, Callable[[Meta], list[str]]] = {
     "dpr": _dpr_facts, "bart": _bart_facts, "nn-train": _nn_facts, "id-minilm": _minilm_facts,
     "id-tfidf": _tfidf_facts}
@@ -178,7 +182,7 @@ _FACTS: dict[str, Callable[[Meta], list[str]]] = {
 
 def run_facts(runner: str, meta: Meta) -> list[str]:
     """What produced a run, from its sidecar: models, corpus, embedder, device, code, seed."""
-    facts = _FACTS.get(runner, lambda _: [])(meta)
+    facts = _FACTS.get(runner, _nothing)(meta)
     if RUNNERS[runner].uses_torch:
         facts.append(f"on {device_used(meta) or 'a device not recorded'}")
     if settings_of(meta).get("limit") is not None:
@@ -269,7 +273,7 @@ _DIFFERENCES: dict[str, Callable[[Meta], list[str]]] = {
 
 def setup_differences(runner: str, meta: Meta) -> list[str]:
     """How a run differs from the setup its entry stands for (empty: it matches)."""
-    found = _DIFFERENCES.get(runner, lambda _: [])(meta)
+    found = _DIFFERENCES.get(runner, _nothing)(meta)
     if settings_of(meta).get("limit") is not None:
         found.append(f"only the first {settings_of(meta)['limit']} questions were run")
     if str(meta.get("code_version") or "").endswith("-dirty"):

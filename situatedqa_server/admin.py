@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from flask import Blueprint, abort, flash, g, redirect, render_template, request, url_for
 from sqlalchemy import select
@@ -80,7 +81,9 @@ def regenerate(mode: str) -> Response:
         abort(404)
     if not ActionForm().validate_on_submit():
         abort(400)
-    params = {"mode": mode}
+    params: dict[str, Any] = {"mode": mode}
+    if request.form.get("confirm_differences") == "1":
+        params["confirmed_by"] = g.user.username
     try:
         job = jobs.start_regeneration(params, g.user, baselines.job_steps(params))
     except (jobs.JobError, baselines.BaselineError) as exc:
@@ -105,7 +108,9 @@ def regenerate_from_file() -> Response:
     try:
         file = baselines.uploaded_file(output.read(), output.filename or "upload.jsonl",
                                        sidecar.read(), sidecar.filename or "upload.meta.json")
-        params = baselines.upload_params(file)
+        confirmed_by = g.user.username if form.confirm_differences.data else None
+        baselines.check_confirmed([file], confirmed_by)  # told now, not by a failed job
+        params = {**baselines.upload_params(file), "confirmed_by": confirmed_by}
         job = jobs.start_regeneration(params, g.user, baselines.job_steps(params))
     except (jobs.JobError, baselines.BaselineError, gold_store.GoldUnavailable) as exc:
         db.session.rollback()
