@@ -50,17 +50,20 @@ def main(data: Path, seed: int, runners: tuple[str, ...], threads: int,
     if version.endswith("-dirty") and not allow_dirty:
         raise click.ClickException(f"the checkout has uncommitted changes ({version}): commit "
                                    "them, or run from a clean clone (git clone . /tmp/clean)")
-    REFERENCE_DIR.mkdir(parents=True, exist_ok=True)
+    # Every run first, then every write: a file written into the tree would make the next
+    # run's `git describe` say -dirty.
     with tempfile.TemporaryDirectory(prefix="sqa-reference-") as work:
-        for key in default_plan(runners):
-            file = run_runner(key, data, Path(work), seed=seed, threads=threads)
-            target = REFERENCE_DIR / f"{key.filename}.gz"
-            # mtime=0: the same output gives the same bytes, so the file is committed once.
-            target.write_bytes(gzip.compress(file.data, mtime=0))
-            target.with_name(target.name + ".meta.json").write_text(
-                json.dumps(file.meta, indent=2, sort_keys=True) + "\n")
-            click.echo(f"{target.relative_to(REFERENCE_DIR.parent.parent)}  "
-                       f"{os.path.getsize(target)} bytes")
+        files = [run_runner(key, data, Path(work), seed=seed, threads=threads)
+                 for key in default_plan(runners)]
+    REFERENCE_DIR.mkdir(parents=True, exist_ok=True)
+    for file in files:
+        target = REFERENCE_DIR / f"{file.key.filename}.gz"
+        # mtime=0: the same output gives the same bytes, so the file is committed once.
+        target.write_bytes(gzip.compress(file.data, mtime=0))
+        target.with_name(target.name + ".meta.json").write_text(
+            json.dumps(file.meta, indent=2, sort_keys=True) + "\n")
+        click.echo(f"{target.relative_to(REFERENCE_DIR.parent.parent)}  "
+                   f"{os.path.getsize(target)} bytes")
 
 
 if __name__ == "__main__":

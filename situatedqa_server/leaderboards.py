@@ -16,6 +16,7 @@ from .services.gold_store import GoldUnavailable
 from .services.leaderboards import (
     BadBoardQuery,
     Board,
+    BoardFilter,
     UnknownVersion,
     column_label,
     load_board,
@@ -59,7 +60,8 @@ def show(track: str) -> str:
     return render_template("leaderboards/show.html", board=board, info=TRACK_INFO[track],
                            label=column_label, splits=SPLITS, model_types=list(ModelType),
                            args=board_args(), sort_url=sort_url, notes=paper_notes(board),
-                           columns=visible_columns(board), rules=lenient_rules(track))
+                           columns=visible_columns(board), rules=lenient_rules(track),
+                           filtered=BoardFilter.of(board.query).active)
 
 
 def visible_columns(board: Board) -> list[str]:

@@ -480,7 +480,9 @@ def spec() -> dict[str, Any]:
                  "description": "Upload predictions, read scores and leaderboards. Every "
                                 "error has the shape {\"error\": {\"code\", \"message\", "
                                 "\"details\"}}. Authenticate with `Authorization: Bearer "
-                                "<token>` (tokens are made on the account page)."},
+                                "<token>` (tokens are made on the account page). "
+                                "What every metric means, with partition sizes and the "
+                                "confidence intervals' method: /metrics/ on this server."},
         "paths": paths,
         "components": components(ops),
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from flask import Blueprint, abort, flash, g, redirect, render_template, request, url_for
@@ -13,8 +14,8 @@ from benchmark import HIDDEN_SPLIT, SPLITS, TRACK_INFO, FileTooLargeError, Valid
 from .auth import login_required
 from .extensions import config_limit, db, limiter
 from .forms import ActionForm, SubmissionForm
-from .models import Submission
-from .services import ladder, quotas, scoring, upload_hints, visibility
+from .models import Score, Submission
+from .services import gold_store, ladder, quotas, scoring, upload_hints, visibility
 from .services.duplicates import DuplicateSubmission
 from .services.gold_store import GoldUnavailable
 from .services.leaderboards import column_label
@@ -32,7 +33,22 @@ def index() -> str:
         select(Submission).where(Submission.team_id == g.user.team_id,
                                  Submission.deleted_at.is_(None))
         .order_by(Submission.created_at.desc(), Submission.id.desc())).all()
-    return render_template("submissions/index.html", submissions=rows)
+    return render_template("submissions/index.html", submissions=rows, scores=released(rows),
+                           tracks=TRACK_INFO, label=column_label)
+
+
+def released(rows: Sequence[Submission]) -> dict[int, float | None]:
+    """Each submission's released primary metric on the active gold (one query; under the
+    Ladder a withheld submission shows the score it is shown with)."""
+    shown = {s.id: scoring.shown_id(s) for s in rows}
+    try:
+        version_id = gold_store.active_version().id
+    except GoldUnavailable:
+        return {}
+    found = dict(db.session.execute(select(Score.submission_id, Score.primary_metric).where(
+        Score.gold_version_id == version_id,
+        Score.submission_id.in_(set(shown.values())))).tuples().all())
+    return {ident: found.get(target) for ident, target in shown.items()}
 
 
 @bp.route("/new", methods=("GET", "POST"))
