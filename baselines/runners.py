@@ -276,6 +276,4 @@ def setup_differences(runner: str, meta: Meta) -> list[str]:
     found = _DIFFERENCES.get(runner, _nothing)(meta)
     if settings_of(meta).get("limit") is not None:
         found.append(f"only the first {settings_of(meta)['limit']} questions were run")
-    if str(meta.get("code_version") or "").endswith("-dirty"):
-        found.append(f"code with uncommitted changes ({meta['code_version']})")
     return found

@@ -38,7 +38,7 @@ from situatedqa_server.services.baselines import (
               help="CPU threads per runner.")
 @click.option("--allow-dirty", is_flag=True,
               help="Run from a tree with uncommitted changes (for a trial; such sidecars say "
-                   "-dirty and their entries need an organizer's confirmation).")
+                   "-dirty, which the committed reference files must not).")
 def main(data: Path, seed: int, runners: tuple[str, ...], threads: int,
          allow_dirty: bool) -> None:
     """Write the quick runners' outputs for every track they answer, dev and test.

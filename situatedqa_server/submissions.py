@@ -47,7 +47,7 @@ def released(rows: Sequence[Submission]) -> dict[int, float | None]:
         return {}
     found = dict(db.session.execute(select(Score.submission_id, Score.primary_metric).where(
         Score.gold_version_id == version_id,
-        Score.submission_id.in_(set(shown.values())))).tuples().all())
+        Score.submission_id.in_(set(shown.values())))).all())
     return {ident: found.get(target) for ident, target in shown.items()}
 
 
