@@ -169,7 +169,8 @@ def test_pages_pass_axe(with_baselines: dict[str, Any]) -> None:
         page = open_page(browser, SIZES[0], problems)
         log_in(page, url, "alice")
         for path in ("/", "/metrics/", "/metrics/temp", "/metrics/temp-id",
-                     "/leaderboards/temp?split=dev", "/leaderboards/temp?split=test&hide_baselines=1",
+                     "/leaderboards/temp?split=dev",
+                     "/leaderboards/temp?split=test&hide_baselines=1",
                      f"/submissions/{ids['strong-dev']}", "/submissions/"):
             page.goto(url + path)
             assert serious_axe_violations(page) == [], path
