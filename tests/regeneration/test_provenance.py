@@ -4,6 +4,8 @@ published with a note of how it differs."""
 
 from __future__ import annotations
 
+import html
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -115,3 +117,32 @@ def test_the_committed_reference_runs_match_their_setup() -> None:
 ])
 def test_differences_by_hand(runner: str, meta: dict[str, Any], expected: list[str]) -> None:
     assert setup_differences(runner, meta) == expected
+
+
+def test_the_admin_upload_needs_the_confirmation_box(app: Flask, release_dir: Path,
+                                                     tmp_path: Path) -> None:
+    from .test_admin_jobs import csrf_token, organizer
+
+    client = organizer(app)
+    output = write_qa_output(release_dir, tmp_path / "bart.geo.dev.jsonl", "bart", "geo")
+    rewrite_sidecar(output, architectures={"model": {"d_model": 32, "encoder_layers": 1,
+                                                     "decoder_layers": 1}}, device="cpu",
+                    precision="float32")
+    sidecar = output.with_name(output.name + ".meta.json").read_bytes()
+
+    def post(**extra: str) -> str:
+        return client.post("/admin/jobs/regenerate-from-file", data={
+            "csrf_token": csrf_token(client, "/admin/jobs"), **extra,
+            "file": (io.BytesIO(output.read_bytes()), output.name),
+            "sidecar": (io.BytesIO(sidecar), output.name + ".meta.json")},
+            content_type="multipart/form-data", follow_redirects=True).get_data(as_text=True)
+
+    before = database_state(app)
+    refused = html.unescape(post())
+    assert "bart:geo:dev differs from the paper's setup: the model is not BART-large" in refused
+    assert database_state(app) == before  # no job, no stored file
+    assert "from an uploaded run" in post(confirm_differences="y")
+    found = entry(app, "bart")
+    assert found.baseline_settings["confirmed_by"] == "boss"  # the organizer logged in
+    assert found.method_name == "BART (query-modified)"
+    assert "the model is not BART-large" in found.description
