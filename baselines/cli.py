@@ -13,16 +13,24 @@ import click
 from baselines import bart, devices, dpr, nn_train
 from baselines import identification as ident
 from baselines.commands import (
+    default_threads,
     finetune_record,
     require_data,
     seed_everything,
     set_threads,
 )
+from baselines.corpus import count_passages
 from baselines.dpr_cli import config_from_options, dpr_options, run_fingerprints
 from baselines.finetune_cli import finetune
 from baselines.loop import run_batches
 from baselines.metrics import binary_metrics
-from baselines.output import OutputFormatError, ResumableWriter, RunMeta, fingerprint
+from baselines.output import (
+    OutputFormatError,
+    ResumableWriter,
+    RunMeta,
+    fingerprint,
+    model_shape,
+)
 from baselines.release import (
     DATA_ENV,
     ID_TRACKS,
@@ -38,11 +46,7 @@ from baselines.release import (
     qa_key,
     release_file,
 )
-
-RUNNERS = ("dpr", "bart", "nn-train", "id-random", "id-tfidf", "id-minilm")
-QA_RUNNERS = ("dpr", "bart", "nn-train")
-#: Runners that run torch models: --device and --precision apply to them.
-DEVICE_RUNNERS = ("dpr", "bart", "nn-train", "id-minilm")
+from baselines.runners import QA_RUNNERS, RUNNERS
 
 existing_dir = click.Path(exists=True, file_okay=False, path_type=Path)
 existing_path = click.Path(exists=True, path_type=Path)
@@ -70,8 +74,9 @@ def main(verbose: bool) -> None:
 @click.option("--batch-size", default=16, show_default=True, type=click.IntRange(min=1))
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--limit", type=click.IntRange(min=0), help="Only the first N items.")
-@click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
-              help="torch CPU threads.")
+@click.option("--threads", default=default_threads, type=click.IntRange(min=1),
+              help="CPU threads of every pool: torch's, BLAS's and OpenMP's (default: half "
+                   f"the CPUs this process may use, at least one: {default_threads()} here).")
 @dpr_options
 @click.option("--model", type=click.Path(path_type=Path),
               help="BART folder, or a raw state-dict .pt (then --config is needed).")
@@ -128,7 +133,12 @@ def _run_qa(runner: str, track: str, split: str, setting: str, data_dir: Path, o
     checkpoint: Path | None
     if runner == "dpr":
         cfg = config_from_options(options, batch_size)
-        meta.settings.update(cfg.describe())
+        used = devices.resolve(cfg.device, cfg.precision).describe()
+        meta.settings.update({
+            **cfg.describe(), "device_used": used["device"], "precision_used": used["precision"],
+            "corpus_passages": count_passages(cfg.corpus),
+            "architectures": {"reader": model_shape(cfg.reader),
+                              "question_encoder": model_shape(cfg.question_encoder)}})
         meta.fingerprints = run_fingerprints(cfg)
         checkpoint = cfg.reader
 
@@ -147,7 +157,8 @@ def _run_qa(runner: str, track: str, split: str, setting: str, data_dir: Path, o
     else:
         source = bart.resolve_source(options["model"], options["config_path"], options["tokenizer"])
         placement = devices.resolve(options["device"], options["precision"])
-        meta.settings.update({**source.describe(), **placement.describe()})
+        meta.settings.update({**source.describe(), **placement.describe(), "architectures": {
+            "model": model_shape(source.config or source.model)}})
         meta.fingerprints = {"model": fingerprint(source.model),
                              "config": fingerprint(source.config),
                              "tokenizer": fingerprint(source.tokenizer)}

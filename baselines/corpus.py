@@ -225,3 +225,8 @@ class PassageStore:
     def close(self) -> None:
         """Close the corpus file."""
         self.handle.close()
+
+
+def count_passages(path: Path) -> int:
+    """How many passages a corpus TSV holds (one streamed pass, the header checked)."""
+    return sum(1 for _ in iter_rows(path))

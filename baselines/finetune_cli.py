@@ -11,7 +11,7 @@ import click
 
 from baselines import devices
 from baselines.bart import load_bart, resolve_source
-from baselines.commands import require_data, seed_everything, set_threads
+from baselines.commands import default_threads, require_data, seed_everything, set_threads
 from baselines.dpr import DPRPipeline
 from baselines.dpr_cli import config_from_options, dpr_options
 from baselines.finetune import FinetuneConfig, finetune_bart, finetune_reader
@@ -36,7 +36,9 @@ from baselines.release import DATA_ENV, FINETUNE_CONTEXTS, ReleaseError, context
 @devices.precision_option
 @click.option("--lr", default=1e-5, show_default=True, type=float, help="AdamW learning rate.")
 @click.option("--seed", default=0, show_default=True, type=int)
-@click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1))
+@click.option("--threads", default=default_threads, type=click.IntRange(min=1),
+              help="CPU threads of every pool: torch's, BLAS's and OpenMP's (default: half "
+                   "the CPUs this process may use, at least one).")
 @click.option("--limit-train", type=click.IntRange(min=1), help="Only the first N train items.")
 @click.option("--limit-dev", type=click.IntRange(min=1), help="Only the first N dev items.")
 @click.option("--model", type=click.Path(path_type=Path), help="bart: folder or .pt state dict.")

@@ -128,6 +128,24 @@ def fingerprint(path: Path | None) -> dict[str, Any] | None:
     return {"path": str(path), "sha256": combined, "files": files}
 
 
+#: The config.json fields that say what a checkpoint is (BERT-base, BART-large, a tiny one).
+SHAPE_FIELDS = ("model_type", "hidden_size", "num_hidden_layers", "d_model", "encoder_layers",
+                "decoder_layers", "vocab_size")
+
+
+def model_shape(config: Path | None) -> dict[str, Any] | None:
+    """The architecture a checkpoint's config.json (a folder holding one, or the file) gives;
+    None where there is none to read."""
+    if config is None:
+        return None
+    path = config / "config.json" if config.is_dir() else config
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return {name: found[name] for name in SHAPE_FIELDS if name in found}
+
+
 def code_version() -> str:
     """`git describe` of the checkout the code runs from, else the installed package's
     version (an installed wheel has no git tree; a venv inside some other checkout must not

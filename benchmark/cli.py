@@ -13,7 +13,7 @@ import click
 from .equivalence import LENIENT_RULES
 from .error_classes import ErrorTables, compare_errors, error_tables, possible_counts
 from .formats import DEFAULT_MAX_BYTES, ValidationError, parse_predictions, wrong_split_hint
-from .gold import GoldError, GoldSet, load_gold
+from .gold import GoldError, GoldSet, load_gold, read_gold_file
 from .horizon import Horizon
 from .metrics import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .release import (
@@ -245,29 +245,47 @@ def _table_row(result: ScoreResult, name: str) -> str:
 @click.option("--paper-only", is_flag=True,
               help="Only the paper's metrics: no em_equiv, token F1 or error classes (QA "
                    "tracks).")
+@click.option("--gold", "gold_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Score against this gold file instead of the release: a published gold "
+                   "version's non-test gold, as the server offers it at "
+                   "/data/TRACK/SPLIT/gold.jsonl (the release is not read then).")
 def score_command(track: str, split: str, file: Path, data: Path | None, as_json: bool,
-                  resamples: int, seed: int, max_bytes: int, paper_only: bool) -> None:
+                  resamples: int, seed: int, max_bytes: int, paper_only: bool,
+                  gold_file: Path | None) -> None:
     """Validate FILE and print every metric of the track with its 95% CI.
 
     QA tracks also get em_equiv and token F1, the situated error classes of the wrong
     answers and, on temp, the knowledge horizon (not in the paper; see the metric card).
     """
-    gold_set = open_gold(data)
-    gold = _split(gold_set, track, split)
+    if gold_file is not None:  # the release (--from, $SITUATEDQA_DATA) is not read then
+        try:
+            gold = read_gold_file(gold_file, track, split)
+        except GoldError as exc:
+            raise click.ClickException(str(exc)) from None
+        gold_set = GoldSet([gold])
+    else:
+        gold_set = open_gold(data)
+        gold = _split(gold_set, track, split)
     predictions = _load_predictions(file, gold_set, gold, max_bytes)
-    tables = None if paper_only else _tables(gold_set, track, split)
+    tables = None if paper_only else _tables(gold_set, track, split,
+                                             optional=gold_file is not None)
     result = score(gold, predictions, resamples=resamples, seed=seed, lenient=not paper_only,
                    errors=tables)
     click.echo(json.dumps(result.to_json(), indent=2) if as_json else format_table(result))
 
 
-def _tables(gold_set: GoldSet, track: str, split: str) -> ErrorTables | None:
-    """The split's error tables (QA tracks), or None; a missing companion split is named."""
+def _tables(gold_set: GoldSet, track: str, split: str, *,
+            optional: bool = False) -> ErrorTables | None:
+    """The split's error tables (QA tracks), or None; a missing companion split is named
+    (an error, or with `optional` a note on stderr: a single gold file has no companion)."""
     if track_info(track).errors is None:
         return None
     try:
         return error_tables(gold_set, track, split)
     except GoldError as exc:
+        if optional:
+            click.echo(f"note: {exc}; the error classes are not computed", err=True)
+            return None
         raise click.ClickException(str(exc)) from None
 
 

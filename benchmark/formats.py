@@ -429,7 +429,13 @@ def _csv_entries(text: str, problems: _Collector, value_fields: tuple[str, ...])
         problems.add(f"malformed CSV: {exc}", reader.line_num)
 
 
-_RECORD_FIELDS = frozenset({"key", "id", "pred_answer", "prediction", "label", "score"})
+_RECORD_FIELDS = frozenset({"key", "id", "pred_answer", "prediction", "pred_label", "label",
+                            "score"})
+#: Fields that hold a predicted label (the official classifier script writes `pred_label`).
+#: `label` is a gold field in the official README: it is read as the prediction only when
+#: neither of these is in the record, so a record carrying its gold label and a prediction
+#: is scored on the prediction.
+PREDICTED_LABEL_FIELDS = ("pred_label", "prediction")
 
 
 def _looks_like_record(document: Mapping[str, Any]) -> bool:
@@ -604,9 +610,15 @@ def _read_answer(
 def _read_label(
     record: Mapping[str, Any], line: int | None, key: str, parsed: _Parsed, problems: _Collector
 ) -> None:
-    label_field = next((n for n in ("label", "prediction") if n in record), None)
+    predicted = [name for name in PREDICTED_LABEL_FIELDS if name in record]
+    if len(predicted) > 1:
+        problems.add(f"record has both {predicted[0]!r} and {predicted[1]!r}; give the "
+                     "predicted label once", line, key)
+        parsed.bad_values.add(key)
+        return
+    label_field = predicted[0] if predicted else ("label" if "label" in record else None)
     if label_field is None and "score" not in record:
-        problems.add("record needs 'label' or 'score'", line, key)
+        problems.add("record needs 'pred_label', 'label' or 'score'", line, key)
         parsed.bad_values.add(key)
         return
     if "score" in record:
@@ -689,7 +701,7 @@ def parse_predictions(
             return Predictions(gold.track, gold.split, quick[0], answers=quick[1],
                                keys=gold.keys)
     problems = _Collector(filename, max_problems)
-    text = decode_text(data, filename)
+    text = universal_newlines(decode_text(data, filename))
     if not text.strip():
         raise ValidationError([Problem(filename, "file is empty")])
     layout, entries = _entries(text, gold, problems)
@@ -699,6 +711,15 @@ def parse_predictions(
     _check_complete(gold, parsed, problems)
     problems.raise_if_any(tuple(parsed.named_keys))
     return _aligned(gold, parsed, layout)
+
+
+def universal_newlines(text: str) -> str:
+    """CR LF and a bare CR (old Mac files) as LF, as Python's text files read them (the
+    official scripts read predictions with `open()`). A raw CR is never valid inside a JSON
+    string; in a quoted CSV cell it is white space either way, which normalization collapses."""
+    if "\r" not in text:
+        return text
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _check_complete(gold: GoldSplit, parsed: _Parsed, problems: _Collector) -> None:

@@ -181,6 +181,34 @@ def load_gold(directory: Path) -> GoldSet:
     return GoldSet(splits, json.loads(meta_path.read_text()))
 
 
+def read_gold_file(path: Path, track: str, split: str) -> GoldSplit:
+    """One split's canonical gold from a JSON Lines file (what GoldSet.save writes and the
+    server's /data/TRACK/SPLIT/gold.jsonl offers); GoldError names the file and line."""
+    examples = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GoldError(f"{path}: not readable as UTF-8 text ({exc})") from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            example = Example.from_json(record)
+        except ValueError as exc:
+            raise GoldError(f"{path}:{number}: not a gold example ({exc})") from None
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise GoldError(f"{path}:{number}: not a canonical gold example (field "
+                            f"{exc} missing or of the wrong type)") from None
+        examples.append(example)
+    if not examples:
+        raise GoldError(f"{path}: no gold examples")
+    gold = GoldSplit(track, split, examples)
+    if gold.is_identification != all(e.label is not None for e in examples):
+        raise GoldError(f"{path}: these examples are not of track {track!r}")
+    return gold
+
+
 def build_gold_set(
     release_dir: Path,
     *,

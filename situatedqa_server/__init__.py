@@ -102,7 +102,7 @@ def _init_extensions(app: Flask) -> None:
 
 def _register_blueprints(app: Flask) -> None:
     """Attach every surface of the server and the organizer commands."""
-    from . import admin, api, auth, cli, data, leaderboards, submissions, versions
+    from . import admin, api, auth, cli, data, leaderboards, metrics, submissions, versions
     from .converters import IdConverter
     from .extensions import csrf
 
@@ -112,6 +112,7 @@ def _register_blueprints(app: Flask) -> None:
     app.register_blueprint(submissions.bp)
     app.register_blueprint(leaderboards.bp)
     app.register_blueprint(data.bp)
+    app.register_blueprint(metrics.bp)
     app.register_blueprint(admin.bp)
     app.register_blueprint(versions.bp)
     # The API authenticates with bearer tokens, never cookies, so it needs no CSRF token.

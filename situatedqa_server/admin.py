@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
+from typing import Any
 
 from flask import Blueprint, abort, flash, g, redirect, render_template, request, url_for
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, func, or_, select
 from werkzeug.wrappers import Response
 
 from . import tasks
 from .auth import admin_required
 from .extensions import db
 from .forms import ActionForm, BaselineUploadForm, ReasonForm
-from .models import AuditLog, Job, Submission, User
+from .models import AuditLog, Job, Submission, Team, User
 from .services import baselines, gold_store, jobs, visibility
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
@@ -29,11 +31,25 @@ ACTIONS: dict[str, Callable[[Submission, User | None, str], None]] = {
 @admin_required
 def submissions() -> str:
     """All submissions, newest first, with moderation buttons."""
-    page = max(1, request.args.get("page", 1, type=int) or 1)
-    rows = db.session.scalars(select(Submission).order_by(Submission.id.desc())
+    search = request.args.get("q", "").strip()[:200]
+    query = select(Submission).join(Team, Team.id == Submission.team_id)
+    if search:
+        escaped = search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        pattern = f"%{escaped}%"
+        matches: list[ColumnElement[bool]] = [column.ilike(pattern, escape="\\") for column in (
+            Submission.method_name, Team.name, Submission.filename)]
+        matches.append(Submission.track == search)
+        if search.isdigit() and len(search) < 10:
+            matches.append(Submission.id == int(search))
+        query = query.where(or_(*matches))
+    total = db.session.scalar(select(func.count()).select_from(query.subquery())) or 0
+    pages = max(1, -(-total // PAGE_SIZE))
+    page = min(max(1, request.args.get("page", 1, type=int) or 1), pages)
+    rows = db.session.scalars(query.order_by(Submission.id.desc())
                               .limit(PAGE_SIZE).offset((page - 1) * PAGE_SIZE)).all()
     return render_template("admin/submissions.html", submissions=rows, form=ReasonForm(),
-                           page=page, actions=ACTIONS)
+                           page=page, pages=pages, total=total, search=search,
+                           actions=ACTIONS)
 
 
 @bp.post("/submissions/<int:submission_id>/<action>")
@@ -62,6 +78,12 @@ def audit_log() -> str:
     return render_template("admin/audit.html", entries=entries, page=page)
 
 
+@bp.app_template_filter("utc")
+def utc(moment: datetime | None) -> str:
+    """A stored (naive UTC) time to the second, with its time zone."""
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment else "—"
+
+
 @bp.get("/jobs")
 @admin_required
 def jobs_page() -> str:
@@ -80,7 +102,9 @@ def regenerate(mode: str) -> Response:
         abort(404)
     if not ActionForm().validate_on_submit():
         abort(400)
-    params = {"mode": mode}
+    params: dict[str, Any] = {"mode": mode}
+    if request.form.get("confirm_differences") == "1":
+        params["confirmed_by"] = g.user.username
     try:
         job = jobs.start_regeneration(params, g.user, baselines.job_steps(params))
     except (jobs.JobError, baselines.BaselineError) as exc:  # back to the jobs page, saying why
@@ -105,7 +129,9 @@ def regenerate_from_file() -> Response:
     try:
         file = baselines.uploaded_file(output.read(), output.filename or "upload.jsonl",
                                        sidecar.read(), sidecar.filename or "upload.meta.json")
-        params = baselines.upload_params(file)
+        confirmed_by = g.user.username if form.confirm_differences.data else None
+        baselines.check_confirmed([file], confirmed_by)  # told now, not by a failed job
+        params = {**baselines.upload_params(file), "confirmed_by": confirmed_by}
         job = jobs.start_regeneration(params, g.user, baselines.job_steps(params))
     except (jobs.JobError, baselines.BaselineError, gold_store.GoldUnavailable) as exc:
         db.session.rollback()  # back to the jobs page, saying why

@@ -70,6 +70,7 @@ def create_submission() -> tuple[dict[str, Any], int]:
     """Validate, score and store an upload; 201 with the scores (replayed for a known key)."""
     user = token_user()
     form = SubmissionForm(meta={"csrf": False})
+    refuse_unknown_fields(form)
     if not form.validate():
         raise ApiError(400, "invalid_request", "some fields are missing or invalid",
                        {"fields": form.errors})
@@ -96,6 +97,18 @@ def create_submission() -> tuple[dict[str, Any], int]:
             return stored
         raise
     return body, 201
+
+
+def refuse_unknown_fields(form: SubmissionForm) -> None:
+    """400 naming every field the upload does not know (a typo would be dropped unseen)."""
+    allowed = list(form._fields)
+    unknown = sorted(set(request.form) - set(allowed))
+    if unknown:
+        names = ", ".join(repr(name) for name in unknown)
+        raise ApiError(400, "unknown_field",
+                       f"unknown field{'s' if len(unknown) > 1 else ''} {names}; the upload's "
+                       f"fields are {', '.join(allowed)}; nothing was stored",
+                       {"unknown": unknown, "allowed": allowed})
 
 
 def idempotency_key() -> str | None:

@@ -344,11 +344,14 @@ def _reported_entry(item: dict[str, Any]) -> ReportedEntry:
 @click.option("--seed", default=0, show_default=True, type=int, help="Runner seed.")
 @click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
               help="CPU threads per runner.")
+@click.option("--confirm-differences", is_flag=True,
+              help="Publish runs that differ from the paper's (DPR, BART) or the reference "
+                   "setup, each entry with a note of how; without it such runs are refused.")
 def baselines_regenerate(from_files: tuple[str, ...], from_dir: Path | None,
                          runners: tuple[str, ...], tracks: tuple[str, ...],
                          splits: tuple[str, ...], with_minilm: bool, quick: bool,
                          reported_only: bool, data: Path | None, seed: int,
-                         threads: int) -> None:
+                         threads: int, confirm_differences: bool) -> None:
     """Run (or read) the baselines, score them against every gold version and replace the
     previous baseline entries and paper numbers in one transaction; unchanged ones stay."""
     chosen = [name for name, on in (("--from-file", from_files), ("--from-dir", from_dir),
@@ -370,7 +373,8 @@ def baselines_regenerate(from_files: tuple[str, ...], from_dir: Path | None,
         runners, tracks, splits, with_minilm=with_minilm)
     report = baseline_service.regenerate(
         runs, files, data_dir=_release_dir(data) if runs else None, seed=seed,
-        threads=threads, progress=lambda line: click.echo(line, err=True))
+        threads=threads, progress=lambda line: click.echo(line, err=True),
+        confirmed_by="an organizer at the command line" if confirm_differences else None)
     for change in report.entries:
         click.echo(f"{change.action:8} {change.key}  submission {change.submission_id}"
                    + "".join(f" (replaces {i})" for i in change.removed_ids))

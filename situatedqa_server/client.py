@@ -212,7 +212,8 @@ def login(api: Api, token: str) -> None:
 @click.option("--method-name", default=None, help="Method name (default: the file name).")
 @click.option("--public/--private", default=False, help="Publish on the leaderboard now.")
 @click.option("--meta", "metadata", multiple=True, metavar="FIELD=VALUE",
-              help="Extra metadata fields, e.g. paper_url=https://….")
+              help="Extra metadata fields, e.g. paper_url=https://… or knowledge_date=2021-02; "
+                   "the server refuses an unknown field and names the ones it takes.")
 @click.option("--json", "as_json", is_flag=True, help="Print the scored submission as JSON.")
 @pass_api
 def submit(api: Api, file: Path, track: str, split: str, method_name: str | None,

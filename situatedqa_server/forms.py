@@ -11,7 +11,15 @@ from urllib.parse import urlsplit
 from flask import request, session
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField, FileRequired
-from wtforms import EmailField, Field, PasswordField, SelectField, StringField, TextAreaField
+from wtforms import (
+    BooleanField,
+    EmailField,
+    Field,
+    PasswordField,
+    SelectField,
+    StringField,
+    TextAreaField,
+)
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, Length, Optional, ValidationError
 
@@ -226,3 +234,6 @@ class BaselineUploadForm(FlaskForm):
                      validators=[FileRequired("choose the runner's output file")])
     sidecar = FileField("Its sidecar (.meta.json)",
                         validators=[FileRequired("choose the .meta.json written next to it")])
+    confirm_differences = BooleanField(
+        "Publish it even if it differs from the paper's or the reference setup (the entry "
+        "then says how, on its page and on the board)")

@@ -33,6 +33,7 @@ from .services import (
 )
 from .services.leaderboards import (
     Board,
+    BoardFilter,
     BoardQuery,
     board_version,
     load_board,
@@ -85,11 +86,12 @@ def board_spec(track: str, kind: str) -> plots.PlotSpec:
         abort(404)
     query = board_query(track, per_page=1)
     version = board_version(query)
+    filters = BoardFilter.of(query)
     if kind == "sota":
-        return plots.sota_plot(track, query.split, version.id)
+        return plots.sota_plot(track, query.split, version.id, filters)
     top = min(max(1, request.args.get("top", DEFAULT_TOP, type=int) or DEFAULT_TOP),
               plots.MAX_TOP)
-    return plots.top_plot(track, query.split, version.id, top)
+    return plots.top_plot(track, query.split, version.id, top, filters)
 
 
 def board_query(track: str, per_page: int) -> BoardQuery:
@@ -347,12 +349,14 @@ def board_figures(board: Board) -> list[dict[str, Any]]:
     a sentence until entries were published on two different days.
     """
     q = board.query
-    args = {"split": q.split, **({"version": q.version} if q.version else {})}
+    filters = BoardFilter.of(q)
+    args = {"split": q.split, **({"version": q.version} if q.version else {}),
+            **filters.query_args()}
     version_id = board.version_id or board_version(q).id
-    top = plots.top_plot(q.track, q.split, version_id, DEFAULT_TOP)
+    top = plots.top_plot(q.track, q.split, version_id, DEFAULT_TOP, filters)
     if top.note:
         return [{"note": top.note}]
-    specs = [("top", top), ("sota", plots.sota_plot(q.track, q.split, version_id))]
+    specs = [("top", top), ("sota", plots.sota_plot(q.track, q.split, version_id, filters))]
     return [figure(spec, "insight.board_plot", track=q.track, kind=kind, **args)
             for kind, spec in specs]
 

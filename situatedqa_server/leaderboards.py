@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from typing import Any
 
 from flask import Blueprint, Response, current_app, render_template, request, url_for
@@ -11,11 +9,12 @@ from flask import Blueprint, Response, current_app, render_template, request, ur
 from benchmark import SPLITS, TRACK_INFO
 from benchmark.equivalence import LENIENT_RULES, lenient_family
 
+from . import insight
 from .models import ModelType
 from .services import gold_store
 from .services.leaderboards import (
-    TEXT_COLUMNS,
     Board,
+    BoardFilter,
     load_board,
     parse_board_query,
 )
@@ -44,7 +43,8 @@ def show(track: str) -> str:
     return render_template("leaderboards/show.html", board=board, info=info,
                            label=info.label, splits=SPLITS, model_types=list(ModelType),
                            args=board_args(), sort_url=sort_url, notes=paper_notes(board),
-                           columns=visible_columns(board), rules=lenient_rules(track))
+                           columns=visible_columns(board), rules=lenient_rules(track),
+                           filtered=BoardFilter.of(board.query).active)
 
 
 def visible_columns(board: Board) -> list[str]:
@@ -115,31 +115,8 @@ def sort_url(column: str) -> str:
     return url_for("leaderboards.show", track=(request.view_args or {})["track"], **args)
 
 
-def csv_text(value: str | None) -> str | None:
-    """Text a spreadsheet will not run as a formula (CSV injection)."""
-    if value and value[0] in "=+-@\t\r":
-        return "'" + value
-    return value
-
-
 @bp.get("/<track>.csv")
 def export_csv(track: str) -> Response:
-    """The same leaderboard as CSV: one row per entry, each metric with its CI bounds."""
-    board = board_from_request(track)
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(["rank", "method_name", "team", "baseline", "reported", *TEXT_COLUMNS[2:],
-                     "paper_url", "code_url", "model_type", "fine_tuned", "id"]
-                    + [f"{c}{suffix}" for c in board.columns for suffix in ("", "_lo", "_hi")])
-    for e in board.entries:
-        metrics = []
-        for c in board.columns:
-            ci = e["ci"].get(c) or [None, None]
-            metrics += [e["metrics"].get(c), *ci]
-        writer.writerow([e["rank"], csv_text(e["method_name"]), csv_text(e["team"]),
-                         e["baseline"], e["reported"],
-                         e["submitted_at"], e["paper_url"], e["code_url"], e["model_type"],
-                         e["fine_tuned"], e["id"], *metrics])
-    filename = f"situatedqa-{board.query.track}-{board.query.split}.csv"
-    return Response(out.getvalue(), mimetype="text/csv", headers={
-        "Content-Disposition": f"attachment; filename={filename}"})
+    """The leaderboard as CSV: the one file with every column, CI and rank group (the same
+    as the insight section's download)."""
+    return insight.export_csv(track)

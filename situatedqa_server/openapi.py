@@ -215,8 +215,9 @@ class Quota(BaseModel):
 
 
 class Upload(BaseModel):
-    """The upload form (multipart/form-data)."""
+    """The upload form (multipart/form-data); an unknown field is refused (400)."""
 
+    model_config = ConfigDict(extra="forbid")
     track: Track
     split: Split
     file: bytes = Field(description="Predictions: JSONL, JSON or CSV, optionally gzip-compressed.")
@@ -479,7 +480,9 @@ def spec() -> dict[str, Any]:
                  "description": "Upload predictions, read scores and leaderboards. Every "
                                 "error has the shape {\"error\": {\"code\", \"message\", "
                                 "\"details\"}}. Authenticate with `Authorization: Bearer "
-                                "<token>` (tokens are made on the account page)."},
+                                "<token>` (tokens are made on the account page). "
+                                "What every metric means, with partition sizes and the "
+                                "confidence intervals' method: /metrics/ on this server."},
         "paths": paths,
         "components": components(ops),
     }

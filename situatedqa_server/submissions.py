@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from flask import Blueprint, abort, flash, g, redirect, render_template, request, url_for
@@ -13,8 +14,8 @@ from benchmark import HIDDEN_SPLIT, SPLITS, TRACK_INFO
 from .auth import login_required
 from .extensions import config_limit, db, limiter
 from .forms import ActionForm, SubmissionForm
-from .models import Submission
-from .services import evaluation, ladder, quotas, scoring, visibility
+from .models import Score, Submission
+from .services import evaluation, gold_store, ladder, quotas, scoring, visibility
 from .services.duplicates import DuplicateSubmission
 
 bp = Blueprint("submissions", __name__, url_prefix="/submissions")
@@ -31,7 +32,21 @@ def index() -> str:
         select(Submission).where(Submission.team_id == g.user.team_id,
                                  Submission.deleted_at.is_(None))
         .order_by(Submission.created_at.desc(), Submission.id.desc())).all()
-    return render_template("submissions/index.html", submissions=rows)
+    return render_template("submissions/index.html", submissions=rows, scores=released(rows),
+                           tracks=TRACK_INFO)
+
+
+def released(rows: Sequence[Submission]) -> dict[int, float | None]:
+    """Each submission's released primary metric on the active gold (one query; under the
+    Ladder a withheld submission shows the score it is shown with)."""
+    if not rows:  # nothing uploaded yet (maybe no gold imported either)
+        return {}
+    shown = {s.id: scoring.shown_id(s) for s in rows}
+    version_id = gold_store.active_version().id
+    found = dict(db.session.execute(select(Score.submission_id, Score.primary_metric).where(
+        Score.gold_version_id == version_id,
+        Score.submission_id.in_(set(shown.values())))).all())
+    return {ident: found.get(target) for ident, target in shown.items()}
 
 
 @bp.route("/new", methods=("GET", "POST"))
@@ -51,7 +66,7 @@ def upload() -> Any:
                                        form.to_meta())
     except evaluation.InvalidFile as exc:  # the form again, with every problem of the file
         return render_template("submissions/upload.html", form=form, quota=quota,
-                               lead=exc.lead, problems=exc.error.problems,
+                               lead=exc.lead, stale=exc.stale, problems=exc.error.problems,
                                truncated=exc.error.truncated), exc.http_status
     except (DuplicateSubmission, quotas.QuotaExceeded) as exc:  # the form again, to retry
         flash(exc.message, "error")

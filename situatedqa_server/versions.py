@@ -203,7 +203,8 @@ def build() -> Any:
         return admin_page(form, 400)
     try:
         text = form.update.data.read().decode("utf-8")
-        version = versions.build_version(text, "update.jsonl", form.name.data, form.as_of.data,
+        version = versions.build_version(text, form.update.data.filename or "update.jsonl",
+                                         form.name.data, form.as_of.data,
                                          form.note.data or "", g.user)
     except UnicodeDecodeError:
         form.update.errors = ["the update file is not UTF-8 text"]
@@ -216,6 +217,19 @@ def build() -> Any:
         return admin_page(form, exc.http_status)
     flash(f"built {version.name!r}; activate it to rescore every submission", "info")
     return redirect(url_for("versions.admin"))
+
+
+@bp.get("/admin/versions/<int:version_id>/activate")
+@admin_required
+def confirm_activation(version_id: int) -> str:
+    """The confirmation step before an activation: what changes and what gets rescored."""
+    version = db.session.get(GoldVersion, version_id)
+    if version is None:
+        abort(404, f"no gold version {version_id}")
+    total = db.session.scalar(select(func.count(Submission.id))) or 0
+    return render_template("versions/activate.html", version=version, total=total,
+                           active=gold_store.active_version(), action=ActionForm(),
+                           public=versions.public_changes(versions.stored_changes(version)))
 
 
 @bp.post("/admin/versions/<int:version_id>/activate")

@@ -16,6 +16,7 @@ import gzip
 import hashlib
 import io
 import json
+import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -25,12 +26,13 @@ from typing import Any
 from flask import current_app
 from sqlalchemy import delete, select, text
 
+from baselines import runners as runner_registry
+from baselines.commands import THREAD_VARIABLES
 from baselines.output import meta_path
 from baselines.reported import ReportedEntry as PaperEntry
 from baselines.reported import load_reported
 from benchmark import (
     ID_TRACKS,
-    QA_TRACKS,
     SPLITS,
     TRACK_INFO,
     TRACKS,
@@ -75,8 +77,6 @@ QUICK_RUNNERS = ("id-random", "id-tfidf", "nn-train")
 #: Options a runner gets when the server runs it: nn-train looks up the training question
 #: with its context (the query-modified setting).
 RUNNER_ARGS: dict[str, tuple[str, ...]] = {"nn-train": ("--setting", "query-modified")}
-#: Runners whose entries name their query setting.
-SETTING_RUNNERS = ("dpr", "bart", "nn-train")
 #: Trains a transformer for minutes per track: only with --with-minilm.
 SLOW_RUNNERS = ("id-minilm",)
 #: Reported rows whose source starts so are managed by sync_reported (others are left alone).
@@ -97,33 +97,8 @@ class BaselineError(ServiceError):
     code = "invalid_baseline"
 
 
-@dataclass(frozen=True)
-class RunnerInfo:
-    """How a runner's entries are described on the leaderboard."""
-
-    method_name: str
-    model_type: str
-    tracks: tuple[str, ...]
-    description: str
-
-
-RUNNERS: dict[str, RunnerInfo] = {
-    "dpr": RunnerInfo("DPR", ModelType.RETRIEVAL.value, QA_TRACKS,
-                      "Retrieval based: DPR retriever and reader over Wikipedia."),
-    "bart": RunnerInfo("BART", ModelType.CLOSED_BOOK.value, QA_TRACKS,
-                       "Closed book: BART generates the answer from the question."),
-    "nn-train": RunnerInfo("Nearest training question", ModelType.OTHER.value, QA_TRACKS,
-                           "Answers with the answer of the most similar training question "
-                           "of the same track and context type (MiniLM cosine; the "
-                           "question-overlap baseline of Lewis et al., EACL 2021): how far "
-                           "memorising the training answers gets."),
-    "id-random": RunnerInfo("Random (train label rate)", ModelType.OTHER.value, ID_TRACKS,
-                            "Labels drawn with the train split's positive rate (seeded)."),
-    "id-tfidf": RunnerInfo("TF-IDF + logistic regression", ModelType.OTHER.value, ID_TRACKS,
-                           "TF-IDF (1-2 grams) and logistic regression, C tuned on dev F1."),
-    "id-minilm": RunnerInfo("MiniLM-L6 classifier", ModelType.OTHER.value, ID_TRACKS,
-                            "all-MiniLM-L6-v2 fine-tuned as a sequence classifier."),
-}
+#: The runners, declared once in baselines/runners.py (the CLI's choices come from there).
+RUNNERS = runner_registry.RUNNERS
 
 
 # --- what to regenerate ----------------------------------------------------------------------
@@ -271,13 +246,21 @@ def blas_threads(threads: int) -> Iterator[None]:
     On the shared cores, oversubscribed BLAS threads make one temp-id TF-IDF fit take 80 s
     instead of 10 s. threadpoolctl comes with scikit-learn; without it nothing is limited.
     """
+    saved = {name: os.environ.get(name) for name in THREAD_VARIABLES}
     try:
-        from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
-    except ImportError:
-        yield
-        return
-    with threadpool_limits(limits=threads):
-        yield
+        try:
+            from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
+        except ImportError:
+            yield
+            return
+        with threadpool_limits(limits=threads):
+            yield
+    finally:  # the runner sets them for its libraries; this process keeps its own
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def run_runner(key: BaselineKey, data_dir: Path, work_dir: Path, *, seed: int = 0,
@@ -524,12 +507,49 @@ def is_unchanged(current: Sequence[Submission], file: BaselineFile) -> bool:
 
 
 def method_name(file: BaselineFile) -> str:
-    """The leaderboard name: QA runners add their query setting."""
-    info = RUNNERS[file.key.runner]
-    setting = file.meta.get("setting")
-    if file.key.runner in SETTING_RUNNERS and setting:
-        return f"{info.method_name} ({setting})"
-    return info.method_name
+    """The leaderboard name, from the run's recorded settings: QA runners add their query
+    setting, nn-train its embedder, DPR a corpus smaller than the paper's."""
+    tags = runner_registry.method_tags(file.key.runner, file.meta)
+    base = RUNNERS[file.key.runner].method_name
+    return f"{base} ({', '.join(tags)})" if tags else base
+
+
+def differences(file: BaselineFile) -> list[str]:
+    """How the run differs from the setup its entry stands for (empty: it matches)."""
+    return runner_registry.setup_differences(file.key.runner, file.meta)
+
+
+def description(file: BaselineFile) -> str:
+    """The entry's description, generated from the run's sidecar."""
+    runner = RUNNERS[file.key.runner]
+    facts = "; ".join(runner_registry.run_facts(file.key.runner, file.meta))
+    text = f"{runner.summary} Run: {facts}. Regenerated by the organizers from runner " \
+           f"{file.key.runner}."
+    found = differences(file)
+    if found:
+        text += f" Differs from {runner.setup}: {'; '.join(found)}."
+    return text
+
+
+def check_confirmed(files: Sequence[BaselineFile], confirmed_by: str | None) -> None:
+    """Refuse to publish runs that differ from their setup unless an organizer confirmed."""
+    differing = [(file, found) for file in files if (found := differences(file))]
+    if differing and confirmed_by is None:
+        lines = "; ".join(f"{file.key} differs from {RUNNERS[file.key.runner].setup}: "
+                          f"{', '.join(found)}" for file, found in differing)
+        raise BaselineError(f"{lines}. Nothing was published: an organizer must confirm "
+                            "publishing such runs, each with a visible note of how it differs "
+                            "(--confirm-differences, or the confirmation box on /admin/jobs)")
+
+
+def entry_record(file: BaselineFile, confirmed_by: str | None) -> dict[str, Any]:
+    """What the entry records: the run's settings, and how it differs and who confirmed."""
+    found = differences(file)
+    record = {**file.record, "differences": found}
+    if found:
+        record["setup"] = RUNNERS[file.key.runner].setup
+        record["confirmed_by"] = confirmed_by
+    return record
 
 
 def is_fine_tuned(file: BaselineFile) -> bool:
@@ -537,22 +557,21 @@ def is_fine_tuned(file: BaselineFile) -> bool:
     return file.key.runner == "id-minilm" or file.meta.get("setting") == "finetuned"
 
 
-def new_submission(scored: ScoredFile, owner: User, hidden_from: Submission | None) -> Submission:
+def new_submission(scored: ScoredFile, owner: User, hidden_from: Submission | None,
+                   confirmed_by: str | None = None) -> Submission:
     """A public baseline submission of the system user (an organizer's hide carries over)."""
     file, now = scored.file, utcnow()
     info = RUNNERS[file.key.runner]
     return Submission(
         user_id=owner.id, team_id=owner.team_id, track=file.key.track, split=file.key.split,
         file_sha256=file.sha256, filename=file.key.filename, format=scored.predictions.format,
-        method_name=method_name(file),
-        description=(f"{info.description} Regenerated by the organizers from runner "
-                     f"{file.key.runner} (code {file.meta.get('code_version', 'unknown')}, "
-                     f"seed {file.meta.get('seed')})."),
+        method_name=method_name(file), description=description(file),
         paper_url=PAPER_URL, model_type=info.model_type, fine_tuned=is_fine_tuned(file),
         visibility=Visibility.PUBLIC.value, published_at=now, created_at=now,
         hidden=bool(hidden_from and hidden_from.hidden),
         hidden_reason=hidden_from.hidden_reason if hidden_from else None,
-        is_baseline=True, baseline_runner=file.key.runner, baseline_settings=file.record,
+        is_baseline=True, baseline_runner=file.key.runner,
+        baseline_settings=entry_record(file, confirmed_by),
         predictions=encode_predictions(scored.predictions, scored.inputs))
 
 
@@ -578,14 +597,15 @@ def _remove(submissions: Sequence[Submission]) -> tuple[int, ...]:
     return ids
 
 
-def replace_entry(scored: ScoredFile, owner: User, targets: Sequence[GoldVersion]) -> EntryChange:
+def replace_entry(scored: ScoredFile, owner: User, targets: Sequence[GoldVersion],
+                  confirmed_by: str | None = None) -> EntryChange:
     """Keep an unchanged entry (adding missing scores), else replace it (not committed)."""
     key, current = scored.file.key, current_entries(scored.file.key)
     if is_unchanged(current, scored.file):
         entry = current[0]
         _add_scores(entry, scored, targets, {s.gold_version_id for s in entry.scores})
         return EntryChange(key, "kept", entry.id)
-    submission = new_submission(scored, owner, current[-1] if current else None)
+    submission = new_submission(scored, owner, current[-1] if current else None, confirmed_by)
     removed = _remove(current)
     db.session.add(submission)
     db.session.flush()
@@ -597,11 +617,11 @@ def replace_entry(scored: ScoredFile, owner: User, targets: Sequence[GoldVersion
     return EntryChange(key, action, submission.id, removed)
 
 
-def replace_all(scored: Sequence[ScoredFile],
-                reported: Sequence[ReportedRow] | None) -> RegenerationReport:
+def replace_all(scored: Sequence[ScoredFile], reported: Sequence[ReportedRow] | None,
+                confirmed_by: str | None = None) -> RegenerationReport:
     """One transaction: files stored, every entry kept or replaced, paper rows refreshed."""
     try:
-        return _replace_locked(scored, reported)
+        return _replace_locked(scored, reported, confirmed_by)
     except BaseException:
         db.session.rollback()
         raise
@@ -614,8 +634,8 @@ def lock_regeneration() -> None:
                            {"key": REGENERATION_LOCK_KEY})
 
 
-def _replace_locked(scored: Sequence[ScoredFile],
-                    reported: Sequence[ReportedRow] | None) -> RegenerationReport:
+def _replace_locked(scored: Sequence[ScoredFile], reported: Sequence[ReportedRow] | None,
+                    confirmed_by: str | None) -> RegenerationReport:
     """The transaction of replace_all, under the upload lock."""
     quotas.begin_locked()  # SQLite: uploads and version switches wait for the commit
     evaluation.lock_versions(shared=True)
@@ -624,7 +644,7 @@ def _replace_locked(scored: Sequence[ScoredFile],
     owner = system_user()
     for data in {s.file.sha256: s.file.data for s in scored}.values():
         blobs.put(data)
-    changes = tuple(replace_entry(item, owner, targets) for item in scored)
+    changes = tuple(replace_entry(item, owner, targets, confirmed_by) for item in scored)
     synced = sync_reported(reported) if reported is not None else None
     db.session.commit()
     return RegenerationReport(changes, synced)
@@ -655,22 +675,26 @@ def run_all(runs: Sequence[BaselineKey], data_dir: Path, *, seed: int, threads: 
 def regenerate(runs: Sequence[BaselineKey], files: Sequence[tuple[BaselineKey, Path]], *,
                data_dir: Path | None, seed: int = 0, threads: int = 1, reported: bool = True,
                progress: Callable[[str], None] = lambda _: None,
-               loaded: Sequence[BaselineFile] = ()) -> RegenerationReport:
+               loaded: Sequence[BaselineFile] = (),
+               confirmed_by: str | None = None) -> RegenerationReport:
     """Run and read every baseline, score each against every gold version, then replace.
 
-    LOADED are files already in memory (an upload from the admin pages).
+    LOADED are files already in memory (an upload from the admin pages). A run that differs
+    from its setup is published only when CONFIRMED_BY names the organizer who confirmed it
+    (BaselineError otherwise, before anything is written).
     """
     ready = [*loaded, *(read_file(key, path) for key, path in files)]
     if runs:
         ready += run_all(runs, require_release(data_dir), seed=seed, threads=threads,
                          progress=progress)
+    check_confirmed(ready, confirmed_by)
     targets = targets_active_first()
     scored = []
     for file in ready:
         progress(f"scoring {file.key} against {len(targets)} gold version(s)")
         scored.append(score_file(file, targets))
     progress(f"replacing {len(scored)} entries in one transaction")
-    return replace_all(scored, reported_rows() if reported else None)
+    return replace_all(scored, reported_rows() if reported else None, confirmed_by)
 
 
 # --- jobs from the admin pages -------------------------------------------------------------
@@ -741,10 +765,11 @@ def stored_uploads(params: dict[str, Any]) -> list[BaselineFile]:
 def run_job_params(params: dict[str, Any], progress: Callable[[str], None]) -> None:
     """Regenerate as a job's parameters say (mode: reference, quick or an uploaded file)."""
     mode = params.get("mode", "reference")
+    confirmed_by = params.get("confirmed_by")
     if mode == UPLOAD_MODE:
         # one uploaded run: only its entry changes, the paper rows are left as they are
         regenerate([], [], data_dir=None, reported=False, progress=progress,
-                   loaded=stored_uploads(params))
+                   loaded=stored_uploads(params), confirmed_by=confirmed_by)
         return
     if mode not in JOB_MODES:
         raise BaselineError(f"unknown regeneration mode {mode!r}")
@@ -753,4 +778,4 @@ def run_job_params(params: dict[str, Any], progress: Callable[[str], None]) -> N
     runs = default_plan() if mode == "quick" else []
     files = discover(REFERENCE_DIR) if mode == "reference" else []
     regenerate(runs, files, data_dir=data_dir if runs else None,
-               seed=int(params.get("seed", 0)), progress=progress)
+               seed=int(params.get("seed", 0)), progress=progress, confirmed_by=confirmed_by)

@@ -60,7 +60,7 @@ from ..models import (
     Submission,
     utcnow,
 )
-from . import blobs, gold_store
+from . import blobs, gold_store, upload_hints
 from .errors import ServiceError
 
 log = logging.getLogger(__name__)
@@ -74,12 +74,15 @@ class InvalidFile(ServiceError):
     status = 400
     code = "invalid_file"
 
-    def __init__(self, error: ValidationError, lead: str | None = None) -> None:
+    def __init__(self, error: ValidationError, lead: str | None = None,
+                 stale: upload_hints.StaleInputs | None = None) -> None:
         super().__init__(lead or "the file was rejected; nothing was stored",
                          {"problems": error.to_json(), "truncated": error.truncated,
                           "lead": lead})
         self.error = error
         self.lead = lead
+        #: When the file answers the release's inputs of a split the active version changed.
+        self.stale = stale
 
 
 class FileTooLarge(InvalidFile):
@@ -88,8 +91,9 @@ class FileTooLarge(InvalidFile):
     status = 413
     code = "file_too_large"
 
-    def __init__(self, error: ValidationError, lead: str | None = None) -> None:
-        super().__init__(error, lead)
+    def __init__(self, error: ValidationError, lead: str | None = None,
+                 stale: upload_hints.StaleInputs | None = None) -> None:
+        super().__init__(error, lead, stale)
         self.message = str(error)
 
 
@@ -131,13 +135,15 @@ class Predicted:
 def rejection(error: ValidationError, track: str, split: str) -> InvalidFile:
     """The service error of a rejected upload, led by a hint when its keys belong to another
     board (matched against the release's inputs only: a later version's hidden test
-    additions must not answer "they match temp/test" to a guessed key)."""
+    additions must not answer "they match temp/test" to a guessed key), or when they are the
+    release's inputs of a split the active version changed (which version, which blank file)."""
     try:
         lead = wrong_split_hint(error, gold_store.get_gold(), track, split)
     except gold_store.GoldUnavailable:
         lead = None
+    stale = upload_hints.stale_inputs(error, track, split) if lead is None else None
     kind = FileTooLarge if isinstance(error, FileTooLargeError) else InvalidFile
-    return kind(error, lead)
+    return kind(error, stale.sentence() if stale else lead, stale)
 
 
 def read_upload(inputs: GoldSplit, data: bytes, filename: str,

@@ -9,6 +9,7 @@ from typing import Any
 import yaml
 
 from benchmark import TRACK_INFO
+from benchmark.equivalence import lenient_family
 
 from ..models import Score, Submission
 from .leaderboards import Board, iso
@@ -17,6 +18,10 @@ DATASET_NAME = "SituatedQA"
 #: The Hugging Face metric id of each metric family (https://hf.co/metrics).
 HF_METRIC_TYPES = {"em": "exact_match", "accuracy": "accuracy", "precision": "precision",
                    "recall": "recall", "f1": "f1", "auc": "roc_auc"}
+#: The lenient families' types (not in the paper): never `exact_match`, which only the
+#: paper's EM may claim, nor `f1`, the identification tracks' classification F1.
+LENIENT_METRIC_TYPES = {"em_equiv": "situatedqa_em_equiv", "f1": "squad_token_f1"}
+LENIENT_SUFFIX = " (lenient, not in the paper)"
 ENTRY_FIELDS = ("rank", "rank_group", "method_name", "team", "baseline", "reported",
                 "source", "submitted_at", "paper_url", "code_url", "model_type", "fine_tuned",
                 "id")
@@ -68,13 +73,30 @@ def rounded(value: float | None) -> float | None:
     return None if value is None else round(float(value), 2)
 
 
+def lenient_of(track: str, name: str) -> str | None:
+    """The lenient family of a metric on a QA track (None for the paper's metrics)."""
+    return None if TRACK_INFO[track].identification else lenient_family(name)
+
+
 def metric_name(track: str, name: str) -> str:
-    """A human name of a metric of a track, e.g. 'EM (Static)', 'F1 (MS MARCO)'."""
+    """A human name of a metric of a track, e.g. 'EM (Static)', 'F1 (MS MARCO)', 'EM equiv
+    Any (lenient, not in the paper)'."""
     info = TRACK_INFO[track]
     label = info.label(name)
+    if lenient_of(track, name):
+        return label + LENIENT_SUFFIX
     if name.startswith("em_") and name.removeprefix("em_") in info.partition_labels:
         return f"EM ({label})"
     return label
+
+
+def metric_type(track: str, name: str) -> str:
+    """A metric's model-index type: the paper's EM is `exact_match`, the lenient families
+    have types of their own."""
+    family = lenient_of(track, name)
+    if family is not None:
+        return LENIENT_METRIC_TYPES[family]
+    return HF_METRIC_TYPES.get(name.split("_")[0], name)
 
 
 def pwc_row(submission: Submission, score: Score, url: str) -> dict[str, Any]:
@@ -95,7 +117,7 @@ def pwc_row(submission: Submission, score: Score, url: str) -> dict[str, Any]:
 def model_index(submission: Submission, score: Score) -> str:
     """A Hugging Face model-card `model-index` YAML block for the submission's scores."""
     task_type, task_name = task_of(submission.track)
-    metrics = [{"type": HF_METRIC_TYPES.get(name.split("_")[0], name),
+    metrics = [{"type": metric_type(submission.track, name),
                 "value": rounded(value), "name": metric_name(submission.track, name)}
                for name, value in score.metrics.items() if value is not None]
     document = {"model-index": [{

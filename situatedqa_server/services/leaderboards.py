@@ -48,6 +48,45 @@ class BoardQuery:
     version: str | None = None
 
 
+@dataclass(frozen=True)
+class BoardFilter:
+    """The entry filters of a board (what its table, charts and state of the art share)."""
+
+    hide_baselines: bool = False
+    model_type: str | None = None
+    fine_tuned: bool | None = None
+
+    @classmethod
+    def of(cls, q: BoardQuery) -> BoardFilter:
+        """The filters of a board query."""
+        return cls(q.hide_baselines, q.model_type, q.fine_tuned)
+
+    @property
+    def active(self) -> bool:
+        """Whether any filter hides entries."""
+        return self != BoardFilter()
+
+    def submission_where(self) -> tuple[Any, ...]:
+        """The SQL conditions on Submission that keep the entries the filters let through."""
+        clauses: list[Any] = []
+        if self.hide_baselines:
+            clauses.append(Submission.is_baseline.is_(False))
+        if self.model_type:
+            clauses.append(Submission.model_type == self.model_type)
+        if self.fine_tuned is not None:
+            clauses.append(Submission.fine_tuned.is_(self.fine_tuned))
+        return tuple(clauses)
+
+    def query_args(self) -> dict[str, str]:
+        """The query-string parameters that ask for these filters."""
+        args = {"hide_baselines": "1"} if self.hide_baselines else {}
+        if self.model_type:
+            args["model_type"] = self.model_type
+        if self.fine_tuned is not None:
+            args["fine_tuned"] = "yes" if self.fine_tuned else "no"
+        return args
+
+
 @dataclass
 class Board:
     """One page of a leaderboard and the columns it shows."""

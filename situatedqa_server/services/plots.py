@@ -28,18 +28,20 @@ from flask import current_app
 from sqlalchemy import select
 
 from benchmark import TRACK_INFO, GoldSplit
+from benchmark.equivalence import lenient_family
 from benchmark.metrics import accuracy_from_binary, metric_from_codes
 from benchmark.scoring import CORRECT
 
 from ..extensions import db
 from ..models import Score, Submission, Visibility
 from . import ranking
+from .leaderboards import BoardFilter
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
 #: Bump when the drawing code changes, so cached images are redrawn.
-STYLE_VERSION = 3
+STYLE_VERSION = 4
 FORMATS = {"png": "image/png", "svg": "image/svg+xml"}
 #: Every bin of context years has at least this many examples, on every split: fewer make
 #: a point swing between 0 and 100, and on the hidden test split they would reveal how a
@@ -52,6 +54,10 @@ COLOR = "#3b5b92"
 SIZE = (7.0, 3.8)
 MAX_TOP = 10
 MAX_CACHED = 2000
+#: A board with no filter: every visible entry.
+NO_FILTER = BoardFilter()
+#: Location groups of the geo track, in the order of paper Table 7.
+GEO_GROUPS = ("em_us", "em_india", "em_other_common", "em_rare")
 YEAR = re.compile(r"^(\d{4})")
 
 
@@ -152,19 +158,66 @@ def submission_plot(submission: Submission, score: Score) -> PlotSpec:
     """Per submission: a bar per metric and partition, with CI whiskers (grouped for ID)."""
     if TRACK_INFO[submission.track].identification:
         return identification_plot(submission, score)
-    bars = score_bars(score, ordered_metrics(submission.track, score.metrics))
+    groups = [(name, score_bars(score, names))
+              for name, names in metric_groups(submission.track, score.metrics) if names]
+    bars = [bar for _, found in groups for bar in found]
     return PlotSpec(
         "submission", f"{submission.method_name}: {submission.track} / {submission.split}",
-        f"Bar chart of every metric of {submission.method_name} with 95% CIs: "
-        + describe(bars),
-        [score.id, score.scored_at, submission.method_name], draw_bars(bars, "percent"),
-        table=[["metric", *TABLE_HEADER[1:]], *table_rows(bars)])
+        f"Bar chart of every metric of {submission.method_name} with 95% CIs, in groups ("
+        + ", ".join(name for name, _ in groups) + "): " + describe(bars),
+        [score.id, score.scored_at, submission.method_name],
+        draw_bar_groups(groups, "percent"),
+        table=[["group", "metric", *TABLE_HEADER[1:]],
+               *[row for name, found in groups for row in table_rows(found, name)]])
 
 
-def ordered_metrics(track: str, names: Any) -> list[str]:
-    """Metric names in the paper's order: the track's columns, then the rest as stored."""
-    first = [n for n in TRACK_INFO[track].metrics if n in names]
-    return first + [n for n in names if n not in first]
+#: The groups of a QA submission's chart, the paper's first.
+PAPER_GROUP = "the paper's metrics"
+LENIENT_GROUPS = {"em_equiv": "EM equiv (not in the paper)",
+                  "f1": "token F1 (not in the paper)"}
+GROUP_COLORS = (COLOR, "#8c6d1f", "#5f8f5a", "#777777")
+
+
+def metric_groups(track: str, names: Any) -> list[tuple[str, list[str]]]:
+    """A QA score's metrics in groups: the paper's (in its order), then each lenient family
+    (on the same partitions, in the same order), then anything else stored."""
+    info = TRACK_INFO[track]
+    paper = [n for n in info.metrics if n in names]
+    groups = [(PAPER_GROUP, paper)]
+    for family, title in LENIENT_GROUPS.items():
+        groups.append((title, [n for n in info.lenient_metrics
+                               if n in names and lenient_family(n) == family]))
+    grouped = {n for _, members in groups for n in members}
+    groups.append(("other", [n for n in names if n not in grouped]))
+    return groups
+
+
+def draw_bar_groups(groups: list[tuple[str, list[Bar]]],
+                    ylabel: str) -> Callable[[Axes], None]:
+    """Bars with CI whiskers in groups side by side, a gap and a colour per group, and a
+    legend naming the groups."""
+    def draw(ax: Axes) -> None:
+        position, ticks, labels = 0.0, [], []
+        for index, (name, bars) in enumerate(groups):
+            x = position + np.arange(len(bars))
+            values = [b.value or 0.0 for b in bars]
+            low = [max(0.0, (b.value or 0.0) - b.ci[0]) if b.ci else 0.0 for b in bars]
+            high = [max(0.0, b.ci[1] - (b.value or 0.0)) if b.ci else 0.0 for b in bars]
+            ax.bar(x, values, yerr=[low, high], capsize=3, ecolor="#222222", label=name,
+                   color=GROUP_COLORS[index % len(GROUP_COLORS)])
+            for offset, bar in enumerate(bars):
+                if bar.value is None:
+                    ax.text(position + offset, 2, "n/a", ha="center", fontsize=7)
+            ticks += list(x)
+            labels += [b.label for b in bars]
+            position += len(bars) + 1  # a gap between groups
+        many = len(labels) > 6
+        ax.set_xticks(ticks, labels, rotation=45 if many else 0, ha="right" if many else "center",
+                      fontsize=7 if many else None)
+        percent_axis(ax, ylabel)
+        if len(groups) > 1:
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    return draw
 
 
 def identification_plot(submission: Submission, score: Score) -> PlotSpec:
@@ -299,36 +352,45 @@ def draw_years(bars: list[Bar], centers: list[float]) -> Callable[[Axes], None]:
     return draw
 
 
-def visible_scores(track: str, split: str, version_id: int) -> Any:
-    """A query of the published, unhidden, live entries of a board and their scores."""
+def visible_scores(track: str, split: str, version_id: int,
+                   filters: BoardFilter = NO_FILTER) -> Any:
+    """A query of the published, unhidden, live entries of a board that the filters keep,
+    and their scores."""
     return (select(Submission, Score).join(Score, Score.submission_id == Submission.id)
             .where(Score.gold_version_id == version_id, Score.track == track,
                    Score.split == split, Submission.visibility == Visibility.PUBLIC.value,
-                   Submission.hidden.is_(False), Submission.deleted_at.is_(None)))
+                   Submission.hidden.is_(False), Submission.deleted_at.is_(None),
+                   *filters.submission_where()))
 
 
-def top_plot(track: str, split: str, version_id: int, top: int) -> PlotSpec:
-    """Per leaderboard: the top N entries across partitions (grouped bars with whiskers)."""
-    return _top_plot(ranking.board_generation(track, split, version_id), top)
+#: The sentence of a board chart whose filters hide every entry.
+FILTERED_OUT = "No entries match these filters: the charts follow the table's filters."
+
+
+def top_plot(track: str, split: str, version_id: int, top: int,
+             filters: BoardFilter = NO_FILTER) -> PlotSpec:
+    """Per leaderboard: the top N entries across partitions (grouped bars with whiskers), of
+    the entries the board's filters keep."""
+    return _top_plot(ranking.board_generation(track, split, version_id), top, filters)
 
 
 @functools.lru_cache(maxsize=64)
-def _top_plot(generation: tuple[Any, ...], top: int) -> PlotSpec:
+def _top_plot(generation: tuple[Any, ...], top: int, filters: BoardFilter) -> PlotSpec:
     """The top-N plot of one board generation (read once per worker, as _sota_plot)."""
     _, track, split, version_id = generation[:4]
-    rows = db.session.execute(visible_scores(track, split, version_id).order_by(
+    rows = db.session.execute(visible_scores(track, split, version_id, filters).order_by(
         Score.primary_metric.desc().nulls_last(), Submission.id).limit(top)).all()
     names = list(TRACK_INFO[track].metrics)
     series = [(s.method_name, score_bars(score, names)) for s, score in rows]
     alt = (f"Grouped bar chart of the top {len(series)} {track} {split} entries per metric, "
            "with 95% CIs." if series else f"No published {track} {split} entries yet.")
     return PlotSpec("top", f"Top {len(series)}: {track} / {split}", alt,
-                    [track, split, version_id, top,
+                    [track, split, version_id, top, filters.query_args(),
                      [(s.id, score.id, score.scored_at, s.method_name) for s, score in rows]],
                     draw_grouped([TRACK_INFO[track].label(n) for n in names], series),
                     table=[["entry", "metric", *TABLE_HEADER[1:]],
                            *[row for name, bars in series for row in table_rows(bars, name)]],
-                    note=None if series else (
+                    note=None if series else FILTERED_OUT if filters.active else (
                         "No published submissions on this board yet: its plots appear with the "
                         "first one."))
 
@@ -361,13 +423,15 @@ def shorten(name: str, limit: int = 28) -> str:
     return name if len(name) <= limit else name[:limit - 1] + "\u2026"
 
 
-def sota_plot(track: str, split: str, version_id: int) -> PlotSpec:
-    """State of the art over time: the best primary metric among entries published so far."""
-    return _sota_plot(ranking.board_generation(track, split, version_id))
+def sota_plot(track: str, split: str, version_id: int,
+              filters: BoardFilter = NO_FILTER) -> PlotSpec:
+    """State of the art over time: the best primary metric among entries published so far
+    (of those the board's filters keep)."""
+    return _sota_plot(ranking.board_generation(track, split, version_id), filters)
 
 
 @functools.lru_cache(maxsize=64)
-def _sota_plot(generation: tuple[Any, ...]) -> PlotSpec:
+def _sota_plot(generation: tuple[Any, ...], filters: BoardFilter) -> PlotSpec:
     """The state-of-the-art plot of one board generation (read once per worker)."""
     _, track, split, version_id = generation[:4]
     rows = db.session.execute(
@@ -376,7 +440,7 @@ def _sota_plot(generation: tuple[Any, ...]) -> PlotSpec:
         .where(*ranking.board_where(track, split, version_id),
                Submission.visibility == Visibility.PUBLIC.value,
                Submission.hidden.is_(False), Submission.deleted_at.is_(None),
-               Score.primary_metric.is_not(None))
+               Score.primary_metric.is_not(None), *filters.submission_where())
         .order_by(Submission.created_at, Submission.id)).all()
     steps = best_by_day(rows)
     primary = TRACK_INFO[track].label(TRACK_INFO[track].primary)
@@ -389,7 +453,8 @@ def _sota_plot(generation: tuple[Any, ...]) -> PlotSpec:
                 f"different days; so far the best {primary} is {steps[0][1]:.1f} "
                 f"({steps[0][0]:%Y-%m-%d})." if steps else None)
     return PlotSpec("sota", f"State of the art: {track} / {split}", alt,
-                    [generation[1:], steps], draw_steps(steps, primary, note or alt),
+                    [generation[1:], filters.query_args(), steps],
+                    draw_steps(steps, primary, note or alt),
                     table=[["day", f"best {primary} so far (%)"],
                            *[[f"{day:%Y-%m-%d}", f"{value:.1f}"] for day, value in steps]],
                     note=note)

@@ -166,8 +166,31 @@ def build_version(update_text: str, filename: str, name: str, as_of: date, note:
 
 
 def diff_versions(a: GoldVersion, b: GoldVersion) -> list[Change]:
-    """Every example that differs from version a to version b."""
-    return diff_gold(gold_of(a), gold_of(b))
+    """Every example that differs from version a to version b, with its reasons."""
+    return diff_gold(gold_of(a), gold_of(b), reasons_between(a, b))
+
+
+def reasons_between(a: GoldVersion, b: GoldVersion) -> dict[tuple[str, str, str], str]:
+    """The reasons recorded by the versions between a and b (also when they are not
+    adjacent), by (track, split, key); a key changed by several, in build order."""
+    by_id = {version.id: version for version in all_versions()}
+
+    def lineage(version: GoldVersion | None) -> list[int]:
+        found = []
+        while version is not None:
+            found.append(version.id)
+            version = by_id.get(version.parent_id) if version.parent_id else None
+        return found
+
+    first, second = lineage(a), lineage(b)
+    between = sorted(set(first) ^ set(second))  # below the common ancestor, on either side
+    collected: dict[tuple[str, str, str], list[str]] = {}
+    for version_id in between:
+        for change in stored_changes(by_id[version_id]):
+            if change.reason:
+                collected.setdefault((change.track, change.split, change.key),
+                                     []).append(change.reason)
+    return {key: "; ".join(dict.fromkeys(reasons)) for key, reasons in collected.items()}
 
 
 def missing_count(version: GoldVersion) -> int:

@@ -74,3 +74,18 @@ document.addEventListener("DOMContentLoaded", () => {
     box.addEventListener("change", reload);
   }
 });
+
+// Tables wider than the window scroll inside themselves: say so under the board, or its
+// right-hand columns are easy to miss.
+document.addEventListener("DOMContentLoaded", () => {
+  const hint = document.querySelector(".scroll-hint");
+  const scroller = hint ? hint.previousElementSibling : null;
+  if (!hint || !scroller) {
+    return;
+  }
+  const update = () => {
+    hint.hidden = scroller.scrollWidth <= scroller.clientWidth + 1;
+  };
+  window.addEventListener("resize", update);
+  update();
+});

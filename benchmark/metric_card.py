@@ -1,0 +1,133 @@
+"""The metric definitions, written once: the metric card (benchmark/README.md) and the
+server's metrics pages are both made from here.
+
+`markdown()` is the card's "Metric definitions" section, verbatim between its markers (a
+test compares them; `python -m benchmark.metric_card` prints it);
+`definition(track, metric)` is one column's sentence (the leaderboards' header tooltips and
+the metrics pages).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from .equivalence import lenient_family
+from .metrics import DEFAULT_RESAMPLES, DEFAULT_SEED
+from .tracks import METRIC_LABELS, TRACK_INFO, TRACKS
+
+NORMALIZATION: Final = (
+    "Answers are compared after the SQuAD / DrQA normalization: Unicode NFD, lower-case, every "
+    "ASCII punctuation character deleted, the words a, an and the replaced by a space, white "
+    "space collapsed. EM counts a prediction right when its normalized form equals the "
+    "normalized form of any gold answer of its context.")
+CI_METHOD: Final = (
+    "Every metric is a percentage (0-100) with a 95% percentile-bootstrap confidence "
+    "interval: the examples of the metric's partition are resampled with replacement "
+    f"({DEFAULT_RESAMPLES:,} resamples offline; the server's count is on its metrics pages), "
+    f"seeded (seed {DEFAULT_SEED}, one stream per metric name), so an interval is "
+    "reproducible. A metric over an empty partition is undefined (null), never 0.")
+RANK_GROUPS: Final = (
+    "Walking down a board ranked by its primary metric, an entry joins the group of the entry "
+    "directly above it when the two-sided paired bootstrap test of their difference (same "
+    "examples, same resamples) gives p >= 0.05; otherwise it starts a new group. Entries in one "
+    "group are not separated by the test.")
+
+#: What each partition of a track holds (the rule that assigns an example to it).
+PARTITIONS: Final[dict[str, dict[str, str]]] = {
+    "temp": {
+        "static": "the question's original date (date_type orig)",
+        "sampled": "a date sampled for the question (date_type sampled_year or sampled_date)",
+        "start": "the date an answer started to hold (date_type start)"},
+    "geo": {
+        "common": "a location among the 28 official common ones (after normalization)",
+        "rare": "any other location",
+        "us": "the location United States",
+        "india": "the location India",
+        "other_common": "the 26 other common locations (us and usa included)"},
+    "temp-id": {"dependent": "questions whose answer depends on the time (is_dependent yes)",
+                "independent": "the others"},
+    "geo-id": {"dependent": "questions whose answer depends on the location (is_dependent yes)",
+               "independent": "the others"},
+    "present": {
+        "stable": "questions with a timeline started before 2019",
+        "updated": "questions whose every timeline started in 2019 or later"},
+    "curprev": {"current": "the current answer (non-empty cur_answers)",
+                "previous": "the previous answer (non-empty prev_answers)"},
+}
+#: The paper's partition sizes where the release's differ (the paper's rows on a board were
+#: computed on these; live entries on the release's).
+PAPER_PARTITION_SIZES: Final[dict[tuple[str, str], dict[str, int]]] = {
+    ("temp", "test"): {"sampled": 1472, "start": 923},
+    ("geo", "test"): {"common": 265, "us": 42},
+}
+#: The lenient families in a few words (LENIENT_RULES has each rule in full).
+LENIENT_NAMES: Final = {
+    "em_equiv": "EM, or the same date, year range or number written another way",
+    "f1": "SQuAD token F1 after the same normalization, partial credit",
+}
+_ID_STATISTICS: Final = {
+    "accuracy": "the share of questions labelled right",
+    "precision": "of the questions labelled dependent, the share that are (0 when none is)",
+    "recall": "of the dependent questions, the share labelled dependent",
+    "f1": "the harmonic mean of precision and recall, positive = context-dependent (ranks "
+          "the board)",
+    "auc": "ROC AUC of the scores (Mann-Whitney U with average ranks for ties), when a file "
+           "gives scores",
+}
+
+
+def definition(track: str, metric: str) -> str:
+    """One sentence defining a metric column of a track."""
+    info = TRACK_INFO[track]
+    if info.identification:
+        statistic, _, source = metric.partition("_")
+        text = _ID_STATISTICS.get(statistic, metric)
+        return (f"{text[0].upper()}{text[1:]}, on the questions from {source}." if source
+                else f"{text[0].upper()}{text[1:]}.")
+    family = lenient_family(metric)
+    suffix = metric.removeprefix(family or "em").removeprefix("_")
+    if family is not None:
+        return f"Not in the paper, never ranks: {LENIENT_NAMES[family]}{_where(track, suffix)}."
+    if suffix == "any":
+        return ("EM against the answers of every context of the question (any_answer): right "
+                "in some context, not necessarily the asked one.")
+    lead = "Exact match (the paper's EM, ranks the board)" if not suffix else "Exact match"
+    return f"{lead}{_where(track, suffix)}."
+
+
+def _where(track: str, suffix: str) -> str:
+    if suffix == "any":
+        return ", against the answers of every context of the question"
+    if not suffix:
+        return ", over every example"
+    return f", over {PARTITIONS[track][suffix]}"
+
+
+def markdown() -> str:
+    """The metric card's "Metric definitions" section."""
+    lines = ["### Metric definitions", "", NORMALIZATION, "", CI_METHOD, "", RANK_GROUPS, ""]
+    for track in TRACKS:
+        info = TRACK_INFO[track]
+        lines += [f"**{track}** ({info.title}):", ""]
+        for metric in info.metrics:
+            lines.append(f"- `{metric}` ({METRIC_LABELS.get(metric, metric)}): "
+                         f"{definition(track, metric)}")
+        if info.identification:
+            lines.append("- `{statistic}_{source}`: each statistic on the questions of one "
+                         "source dataset")
+        else:
+            lines.append("- `em_equiv*`, `f1*` (not in the paper, never rank): "
+                         + "; ".join(f"`{family}`: {text}" for family, text in
+                                     LENIENT_NAMES.items()) + "; on each partition of EM")
+        lines.append("")
+    lines.append("The paper's partition sizes where the release's differ:")
+    lines.append("")
+    for (track, split), sizes in PAPER_PARTITION_SIZES.items():
+        lines.append(f"- {track} {split}: " + ", ".join(
+            f"{METRIC_LABELS['em_' + name]} {size:,} in the paper" for name, size in
+            sizes.items()))
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")

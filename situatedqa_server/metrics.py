@@ -1,0 +1,66 @@
+"""The metrics pages: what each column means, per track, from the metric card's source."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, abort, render_template
+
+from benchmark import SPLITS, TRACK_INFO, TRACKS, metric_card
+from benchmark.equivalence import LENIENT_RULES
+
+from .services import evaluation, gold_store
+from .services.gold_store import GoldUnavailable
+
+bp = Blueprint("metrics", __name__, url_prefix="/metrics")
+
+
+@bp.app_template_global()
+def column_label(name: str, track: str) -> str:
+    """A metric's display name on a track, as the boards head it ("Static", not em_static):
+    column headers everywhere (snapshots, rank changes) read the registry's label."""
+    return TRACK_INFO[track].label(name)
+
+
+
+@bp.app_template_global()
+def definition(track: str, metric: str) -> str:
+    """One column's definition (the leaderboard headers' tooltips)."""
+    return metric_card.definition(track, metric)
+
+
+@bp.get("/")
+def index() -> str:
+    """Every track's metrics page, and what they all share."""
+    return render_template("metrics/index.html", tracks=[TRACK_INFO[t] for t in TRACKS],
+                           card=metric_card)
+
+
+@bp.get("/<track>")
+def show(track: str) -> str:
+    """A track's metrics: definitions, partition counts, the CI method, the paper's counts."""
+    if track not in TRACK_INFO:
+        abort(404, f"no track {track!r}")
+    info = TRACK_INFO[track]
+    metrics = [{"name": name, "label": info.label(name),
+                "definition": metric_card.definition(track, name),
+                "lenient": name in info.lenient_metrics}
+               for name in (*info.metrics, *info.lenient_metrics)]
+    return render_template("metrics/show.html", info=info, metrics=metrics, card=metric_card,
+                           counts=partition_counts(track), rules=LENIENT_RULES,
+                           resamples=evaluation.settings().resamples,
+                           partitions=metric_card.PARTITIONS[track])
+
+
+def partition_counts(track: str) -> list[dict[str, Any]]:
+    """Examples per partition on each split of the active gold version (the inputs
+    participants answer), with the paper's count where it differs."""
+    rows = []
+    for split in SPLITS:
+        try:
+            gold = gold_store.get_split(track, split)
+        except GoldUnavailable:
+            continue
+        rows.append({"split": split, "total": len(gold), "sizes": gold.partition_sizes(),
+                     "paper": metric_card.PAPER_PARTITION_SIZES.get((track, split), {})})
+    return rows
