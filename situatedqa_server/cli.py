@@ -153,15 +153,20 @@ def gold_activate(name: str, background: bool, restart: bool, full: bool) -> Non
         click.echo(f"rescore job {job.id} queued: {job.total} submissions in "
                    f"{len(job.batches)} batches")
         return
-    with tqdm(total=job.total, unit="submission", disable=None) as bar:
-        def advance(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done - bar.n)
-        job = jobs.run_inline(job.id, progress=advance)
+    job = run_with_progress(job)
     if job.status != JobStatus.DONE.value:
         raise click.ClickException(f"rescore failed; {gold_store.active_version().name!r} "
                                    f"stays active: {job.error}")
     click.echo(f"{name!r} is now the active gold version ({job.total} submissions rescored)")
+
+
+def run_with_progress(job: Job) -> Job:
+    """Run a job's remaining steps in this process with a progress bar; the job after."""
+    with tqdm(total=job.total, unit="submission", disable=None) as bar:
+        def advance(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+        return jobs.run_inline(job.id, progress=advance)
 
 
 @gold_cli.command("diff")
@@ -282,11 +287,7 @@ def submissions_rescore(version_name: str | None, full: bool) -> None:
     its rows: the rescore job, run in this process (the active version stays active)."""
     version = _gold_version(version_name) if version_name else gold_store.active_version()
     job = jobs.start_rescore(version, None, incremental=not full)
-    with tqdm(total=job.total, unit="submission", disable=None) as bar:
-        def advance(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done - bar.n)
-        job = jobs.run_inline(job.id, progress=advance)
+    job = run_with_progress(job)
     if job.status != JobStatus.DONE.value:
         raise click.ClickException(f"rescore job {job.id} failed: {job.error}")
     click.echo(f"rescored {job.total} submissions against {version.name!r} (job {job.id})")
