@@ -65,7 +65,7 @@ _LENIENT_LABELS: Final = (("em_equiv", "EM equiv"), ("f1", "Token F1"))
 
 #: Plots a track may have beside the bars of every metric that every submission has:
 #: "years" (a submission's EM by the year of its examples' context date), "groups" (a
-#: submission's EM per group: the track's group_metrics) and "drift" (the top entries' EM
+#: submission's EM per group: the track's GroupPlot) and "drift" (the top entries' EM
 #: under every gold version, against each version's as-of date: for answers that move with
 #: time).
 PLOT_KINDS: Final = ("years", "groups", "drift")
