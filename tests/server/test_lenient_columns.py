@@ -90,7 +90,8 @@ def test_lenient_columns_are_secondary(app: Flask, release_gold: GoldSet) -> Non
 
     page = client.get("/leaderboards/temp?split=dev").get_data(as_text=True)
     assert 'data-column="em_equiv"' not in page and "lenient" not in page  # off by default
-    assert re.search(r'<th class="num sorted" data-column="em">', page)  # EM shown
+    assert re.search(r'<th class="num sorted" data-column="em" aria-sort="descending">',
+                     page)  # EM shown, sorted
     assert 'name="show" value="em_equiv"' in page and 'value="f1_any"' in page  # picker
 
     shown = client.get("/leaderboards/temp?split=dev&show=em_equiv&show=f1").get_data(
@@ -107,7 +108,8 @@ def test_lenient_columns_are_secondary(app: Flask, release_gold: GoldSet) -> Non
     assert first_row.count('<td class="num') == 7
     assert first_row.count('<td class="num lenient"') == 2
     sorted_by = client.get("/leaderboards/temp?split=dev&sort=f1_any").get_data(as_text=True)
-    assert re.search(r'<th class="num sorted lenient" data-column="f1_any">', sorted_by)
+    assert re.search(r'<th class="num sorted lenient" data-column="f1_any" aria-sort="\w+">',
+                     sorted_by)
     assert 'value="em_equiv" checked' in shown
     assert "show=em_equiv" in shown  # sort and page links keep the picked columns
 
