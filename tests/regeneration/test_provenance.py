@@ -21,7 +21,15 @@ from situatedqa_server.services import baselines as svc
 
 from .conftest import database_state, write_qa_output
 
-TINY_DPR = {"corpus": "/tmp/tiny/corpus.tsv", "corpus_passages": 8, "top_k": 100, "read_k": 50,
+
+def tiny_dpr(root: Path) -> dict[str, Any]:
+    """The settings a DPR run on random tiny models over an 8-passage corpus records (the
+    corpus written under root, as such a run reads it)."""
+    corpus = root / "tiny" / "corpus.tsv"
+    corpus.parent.mkdir(parents=True, exist_ok=True)
+    corpus.write_text("id\ttext\ttitle\n" + "".join(f"{i}\tpassage {i}\tTitle {i}\n"
+                                                    for i in range(1, 9)))
+    return {"corpus": str(corpus), "corpus_passages": 8, "top_k": 100, "read_k": 50,
             "device": "auto", "device_used": "cpu", "precision_used": "float32",
             "architectures": {"reader": {"model_type": "dpr", "hidden_size": 32,
                                          "num_hidden_layers": 2},
@@ -47,7 +55,7 @@ def entry(app: Flask, runner: str) -> Submission:
 def test_a_tiny_dpr_run_is_refused_then_published_with_its_differences(
         app: Flask, regenerate: Any, release_dir: Path, tmp_path: Path) -> None:
     path = write_qa_output(release_dir, tmp_path / "dpr.geo.dev.jsonl", "dpr", "geo")
-    rewrite_sidecar(path, **TINY_DPR)
+    rewrite_sidecar(path, **tiny_dpr(tmp_path))
     before = database_state(app)
     refused = regenerate("--from-file", f"dpr:geo:dev:{path}")
     assert refused.exit_code == 1
