@@ -100,6 +100,19 @@ def test_paper_metrics_unchanged_on_reference_submissions(path: Path,
 # --- crafted files, counted independently -----------------------------------------------------
 
 
+def beyond_own_answers(prediction: str, record: dict[str, Any],
+                       group: list[dict[str, Any]]) -> bool:
+    """A normalized prediction that can be an error class: not empty, not one of the
+    example's own answers, nor an alias of them (an answer some context of the question
+    lists beside one of its own)."""
+    own = normalized(record["answer"])
+    if not prediction or prediction in own:
+        return False
+    aliases = own.union(*(normalized(c["answer"]) for c in group
+                          if normalized(c["answer"]) & own))
+    return prediction not in aliases
+
+
 def test_temp_dev_earliest_answer_everywhere(release_dir: Path, release_gold: GoldSet) -> None:
     records = read(release_dir / "qa_data" / "temp.dev.jsonl")
     raw = {r["id"]: r for r in read(release_dir / "raw_data" / "temp.dev.jsonl")}
@@ -112,12 +125,8 @@ def test_temp_dev_earliest_answer_everywhere(release_dir: Path, release_gold: Go
     for record in records:
         prediction = normalize_answer(earliest[record["id"]])
         own = normalized(record["answer"])
-        if not prediction or prediction in own:
-            continue
         group = questions[record["id"]]
-        aliases = own.union(*(normalized(c["answer"]) for c in group
-                              if normalized(c["answer"]) & own))
-        if prediction in aliases:
+        if not beyond_own_answers(prediction, record, group):
             continue
         ways = set()
         first, last = span(record["date"])
@@ -161,15 +170,10 @@ def test_geo_dev_us_answer_wherever_there_is_one(release_dir: Path,
     us_default = 0
     for record in records:
         prediction = normalize_answer(us_answer[record["id"]])
-        own = normalized(record["answer"])
-        if not prediction or prediction in own:
-            continue
         group = questions[record["id"]]
-        aliases = own.union(*(normalized(c["answer"]) for c in group
-                              if normalized(c["answer"]) & own))
         carriers = [c for c in group
                     if c is not record and prediction in normalized(c["answer"])]
-        if prediction in aliases or not carriers or any(
+        if not beyond_own_answers(prediction, record, group) or not carriers or any(
                 place(c) == place(record) for c in carriers):
             continue
         us_default += all(place(c) == "united states" for c in carriers)

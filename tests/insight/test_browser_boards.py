@@ -21,6 +21,7 @@ from .test_browser_pages import (  # noqa: F401  (the boards fixture, by name)
     SIZES,
     boards,
     chromium,
+    loaded_images,
     log_in,
     no_sideways_scroll,
     open_page,
@@ -38,15 +39,14 @@ def coloured_share(png: bytes) -> float:
 
 def charts_render(page: Any) -> int:
     """Every chart image of the page is drawn and shows bars or lines; how many."""
+    count = loaded_images(page)
     images = page.locator("figure.plot img")
-    for index in range(images.count()):
+    for index in range(count):
         image = images.nth(index)
         image.scroll_into_view_if_needed()
-        page.wait_for_function("img => img.complete && img.naturalWidth > 0",
-                               arg=image.element_handle())
         share = coloured_share(image.screenshot())
         assert share > 0.005, (page.url, image.get_attribute("src"), share)
-    return int(images.count())
+    return count
 
 
 def serious_axe_violations(page: Any) -> list[str]:
