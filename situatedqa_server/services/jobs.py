@@ -32,12 +32,11 @@ from ..models import (
     User,
     utcnow,
 )
-from . import audit, evaluation, gold_store
+from . import audit, evaluation, gold_store, versions
 from .errors import ServiceError
 from .quotas import begin_locked
 
 log = logging.getLogger(__name__)
-UNFINISHED = UNFINISHED_JOB_STATES
 #: A batch that failed this often (not a worker death: an error) fails its job.
 MAX_ATTEMPTS = 5
 #: Sends one step ("batch", "finish" or "regenerate", and its id) to the job workers.
@@ -59,7 +58,7 @@ def lease_end(now: datetime | None = None) -> datetime:
 def unfinished(kind: JobKind) -> list[Job]:
     """Jobs of a kind that are queued or running, oldest first."""
     return list(db.session.scalars(select(Job).where(
-        Job.kind == kind.value, Job.status.in_(UNFINISHED)).order_by(Job.id)))
+        Job.kind == kind.value, Job.status.in_(UNFINISHED_JOB_STATES)).order_by(Job.id)))
 
 
 # --- starting ------------------------------------------------------------------------------
@@ -91,10 +90,7 @@ def start_rescore(version: GoldVersion, actor: User | None, *,
     over from the parent version where it allows; full reads every file again, which is
     what a parser or scorer change needs.
     """
-    published = version.parent_id is None or version.is_active or any(
-        job.kind == JobKind.RESCORE.value and job.status == JobStatus.DONE.value
-        for job in db.session.scalars(select(Job).where(Job.gold_version_id == version.id)))
-    if not published:
+    if versions.version_named(version.name) is None:  # the catalog's published rule
         raise JobError(f"{version.name!r} has never been active: activate it "
                        f"(`gold activate {version.name}`) instead of rescoring it")
     job = _start_rescore(version, actor, {"incremental": incremental, "replace": True,
@@ -206,7 +202,7 @@ def sweep(dispatch: Dispatcher, job_ids: Sequence[int] | None = None) -> int:
     step once; a message that is lost anyway is sent again when its lease passes.
     """
     now = utcnow()
-    query = select(Job).where(Job.status.in_(UNFINISHED)).order_by(Job.id)
+    query = select(Job).where(Job.status.in_(UNFINISHED_JOB_STATES)).order_by(Job.id)
     if job_ids is not None:
         query = query.where(Job.id.in_(job_ids))
     steps = [step for job in db.session.scalars(query.with_for_update(skip_locked=True))
@@ -261,7 +257,7 @@ def run_batch(batch_id: int) -> bool:
     """Score one batch and mark it done in the same transaction; False if nothing to do."""
     write_transaction()
     batch = db.session.get(JobBatch, batch_id)
-    if batch is None or batch.done or batch.job.status not in UNFINISHED:
+    if batch is None or batch.done or batch.job.status not in UNFINISHED_JOB_STATES:
         db.session.rollback()
         return False
     job = batch.job
@@ -330,7 +326,7 @@ def finish(job_id: int) -> bool:
     job = db.session.get_one(Job, job_id)
     db.session.refresh(job)
     version = job.gold_version
-    if job.status not in UNFINISHED or version is None:
+    if job.status not in UNFINISHED_JOB_STATES or version is None:
         db.session.rollback()
         return False
     _start(job)
@@ -363,7 +359,7 @@ def run_regeneration(job_id: int, run: Callable[[dict[str, Any], Callable[[str],
                      ) -> bool:
     """Run a regeneration job once; `run` does the work and renews the lease on progress."""
     job = db.session.get(Job, job_id)
-    if job is None or job.status not in UNFINISHED:
+    if job is None or job.status not in UNFINISHED_JOB_STATES:
         db.session.rollback()
         return False
     _start(job)
@@ -397,7 +393,7 @@ def fail(job_id: int, message: str) -> None:
     """Record a failed job in a fresh transaction; the previous version stays active."""
     db.session.rollback()
     job = db.session.get_one(Job, job_id)
-    if job.status in UNFINISHED:
+    if job.status in UNFINISHED_JOB_STATES:
         _mark_failed(job, message)
         db.session.commit()
 
@@ -416,7 +412,7 @@ def run_inline(job_id: int, progress: Callable[[int, int], None] | None = None) 
         job = db.session.get_one(Job, job_id)
         status, done, total = job.status, job.done, job.total
         db.session.rollback()  # end the read: SQLite cannot upgrade a stale snapshot later
-        if status not in UNFINISHED:
+        if status not in UNFINISHED_JOB_STATES:
             return db.session.get_one(Job, job_id)
         if progress:
             progress(done, total)
