@@ -147,3 +147,14 @@ def test_carried_rows_copy_every_column() -> None:
     """A row carried over from the parent copies every column that holds a score."""
     held = {c.key for c in Score.__table__.columns} - {"id", "gold_version_id", "scored_at"}
     assert set(evaluation.COPIED_COLUMNS) == held
+
+
+def test_a_version_never_active_is_activated_not_rescored(
+        app: Flask, runner: FlaskCliRunner, update_file: Path) -> None:
+    built = runner.invoke(args=["gold", "build", "--from-update", str(update_file), "--name",
+                                "2023-06", "--as-of", "2023-06-01"])
+    assert built.exit_code == 0, built.output
+    refused = runner.invoke(args=["submissions", "rescore", "--gold-version", "2023-06"])
+    assert refused.exit_code == 1 and "has never been active" in refused.output
+    with app.app_context():
+        assert db.session.scalars(select(Job)).all() == []  # no job was started
