@@ -13,7 +13,7 @@ from typing import Final
 
 from .equivalence import lenient_family
 from .metrics import DEFAULT_RESAMPLES, DEFAULT_SEED
-from .tracks import METRIC_LABELS, TRACK_INFO, TRACKS
+from .tracks import TRACK_INFO, TRACKS
 
 NORMALIZATION: Final = (
     "Answers are compared after the SQuAD / DrQA normalization: Unicode NFD, lower-case, every "
@@ -32,34 +32,6 @@ RANK_GROUPS: Final = (
     "examples, same resamples) gives p >= 0.05; otherwise it starts a new group. Entries in one "
     "group are not separated by the test.")
 
-#: What each partition of a track holds (the rule that assigns an example to it).
-PARTITIONS: Final[dict[str, dict[str, str]]] = {
-    "temp": {
-        "static": "the question's original date (date_type orig)",
-        "sampled": "a date sampled for the question (date_type sampled_year or sampled_date)",
-        "start": "the date an answer started to hold (date_type start)"},
-    "geo": {
-        "common": "a location among the 28 official common ones (after normalization)",
-        "rare": "any other location",
-        "us": "the location United States",
-        "india": "the location India",
-        "other_common": "the 26 other common locations (us and usa included)"},
-    "temp-id": {"dependent": "questions whose answer depends on the time (is_dependent yes)",
-                "independent": "the others"},
-    "geo-id": {"dependent": "questions whose answer depends on the location (is_dependent yes)",
-               "independent": "the others"},
-    "present": {
-        "stable": "questions with a timeline started before 2019",
-        "updated": "questions whose every timeline started in 2019 or later"},
-    "curprev": {"current": "the current answer (non-empty cur_answers)",
-                "previous": "the previous answer (non-empty prev_answers)"},
-}
-#: The paper's partition sizes where the release's differ (the paper's rows on a board were
-#: computed on these; live entries on the release's).
-PAPER_PARTITION_SIZES: Final[dict[tuple[str, str], dict[str, int]]] = {
-    ("temp", "test"): {"sampled": 1472, "start": 923},
-    ("geo", "test"): {"common": 265, "us": 42},
-}
 #: The lenient families in a few words (LENIENT_RULES has each rule in full).
 LENIENT_NAMES: Final = {
     "em_equiv": "EM, or the same date, year range or number written another way",
@@ -100,7 +72,9 @@ def _where(track: str, suffix: str) -> str:
         return ", against the answers of every context of the question"
     if not suffix:
         return ", over every example"
-    return f", over {PARTITIONS[track][suffix]}"
+    info = TRACK_INFO[track]
+    rule = info.partition_rules.get(suffix)
+    return f", over {rule}" if rule else f", over the partition {info.label('em_' + suffix)}"
 
 
 def markdown() -> str:
@@ -110,7 +84,7 @@ def markdown() -> str:
         info = TRACK_INFO[track]
         lines += [f"**{track}** ({info.title}):", ""]
         for metric in info.metrics:
-            lines.append(f"- `{metric}` ({METRIC_LABELS.get(metric, metric)}): "
+            lines.append(f"- `{metric}` ({info.label(metric)}): "
                          f"{definition(track, metric)}")
         if info.identification:
             lines.append("- `{statistic}_{source}`: each statistic on the questions of one "
@@ -122,10 +96,12 @@ def markdown() -> str:
         lines.append("")
     lines.append("The paper's partition sizes where the release's differ:")
     lines.append("")
-    for (track, split), sizes in PAPER_PARTITION_SIZES.items():
-        lines.append(f"- {track} {split}: " + ", ".join(
-            f"{METRIC_LABELS['em_' + name]} {size:,} in the paper" for name, size in
-            sizes.items()))
+    for track in TRACKS:
+        info = TRACK_INFO[track]
+        for split, sizes in info.paper_partition_sizes.items():
+            lines.append(f"- {track} {split}: " + ", ".join(
+                f"{info.label('em_' + name)} {size:,} in the paper"
+                for name, size in sizes.items()))
     return "\n".join(lines) + "\n"
 
 

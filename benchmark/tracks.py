@@ -177,6 +177,9 @@ class TrackInfo:
     context_values: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: Display names of the partitions its metrics are computed on (em_static: "Static").
     partition_labels: Mapping[str, str] = field(default_factory=dict)
+    #: What each partition holds, as the rule that assigns an example to it (the metric
+    #: card and the metrics pages define the columns with these).
+    partition_rules: Mapping[str, str] = field(default_factory=dict)
     #: The paper's query-modified form of the track's questions (baselines' query-modified
     #: and finetuned settings).
     query: QueryForm = query_alone
@@ -426,6 +429,9 @@ ERROR_FIGURES: Final = ("rate", "share")
 
 _ID_METRICS: Final = ("accuracy", "precision", "recall", "f1")
 _DEPENDENCE: Final = ("dependent", "independent")
+_DEPENDENCE_RULES: Final = {"dependent": "questions whose answer depends on the {} "
+                                         "(is_dependent yes)",
+                            "independent": "the others"}
 #: The source datasets of the identification questions (id_data's source_dataset, up to its
 #: first "."): the paper's names (Table 10), MS MARCO and TyDi QA as those datasets spell
 #: theirs.
@@ -440,6 +446,10 @@ TRACK_INFO: Final[dict[str, TrackInfo]] = {
         "Answer the question as of the given date (paper Tables 5 and 6).",
         identification=False, partitions=("static", "sampled", "start"),
         partition_labels={"static": "Static", "sampled": "Sampled", "start": "Start"},
+        partition_rules={
+            "static": "the question's original date (date_type orig)",
+            "sampled": "a date sampled for the question (date_type sampled_year or sampled_date)",
+            "start": "the date an answer started to hold (date_type start)"},
         release=ReleaseFile("qa_data", "temp"), read=read_situated,
         partition_rule=temp_partitions, query=query_as_of, fine_tuned=True,
         plots=("years", "drift"),
@@ -457,6 +467,12 @@ TRACK_INFO: Final[dict[str, TrackInfo]] = {
         identification=False, partitions=("common", "rare", "us", "india", "other_common"),
         partition_labels={"common": "Common", "rare": "Rare", "us": "US", "india": "India",
                           "other_common": "Other common"},
+        partition_rules={
+            "common": "a location among the 28 official common ones (after normalization)",
+            "rare": "any other location",
+            "us": "the location United States",
+            "india": "the location India",
+            "other_common": "the 26 other common locations (us and usa included)"},
         release=ReleaseFile("qa_data", "geo"), read=read_situated,
         partition_rule=geo_location_partitions, query=query_in_location, fine_tuned=True,
         plots=("groups",), groups=GroupPlot(
@@ -471,6 +487,7 @@ TRACK_INFO: Final[dict[str, TrackInfo]] = {
         _ID_METRICS, "f1", (),
         "Is the answer to this question time-dependent? (paper Table 4).",
         identification=True, partitions=_DEPENDENCE,
+        partition_rules={k: v.format("time") for k, v in _DEPENDENCE_RULES.items()},
         release=ReleaseFile("id_data", "temp"), read=read_identification,
         partition_rule=dependence_partitions, source_labels=_ID_SOURCES,
     ),
@@ -479,6 +496,7 @@ TRACK_INFO: Final[dict[str, TrackInfo]] = {
         _ID_METRICS, "f1", (),
         "Is the answer to this question location-dependent? (paper Table 4).",
         identification=True, partitions=_DEPENDENCE,
+        partition_rules={k: v.format("location") for k, v in _DEPENDENCE_RULES.items()},
         release=ReleaseFile("id_data", "geo"), read=read_identification,
         partition_rule=dependence_partitions,
     ),
@@ -488,6 +506,8 @@ TRACK_INFO: Final[dict[str, TrackInfo]] = {
         "Answer as of the data collection (Feb 2021), split Stable / Updated (paper Table 9).",
         identification=False, partitions=("stable", "updated"),
         partition_labels={"stable": "Stable", "updated": "Updated"},
+        partition_rules={"stable": "questions with a timeline started before 2019",
+                         "updated": "questions whose every timeline started in 2019 or later"},
         release=ReleaseFile("raw_data", "temp"), read=read_present, plots=("drift",),
         errors=ErrorRule(("outdated", "unrelated"),
                          partial(listed_other_answers, class_of=lambda example: OUTDATED)),
@@ -498,6 +518,8 @@ TRACK_INFO: Final[dict[str, TrackInfo]] = {
         "Give the current or the previous answer of a changing fact (paper Table 8).",
         identification=False, partitions=CURPREV_WHICH,
         partition_labels={"current": "Current", "previous": "Previous"},
+        partition_rules={"current": "the current answer (non-empty cur_answers)",
+                         "previous": "the previous answer (non-empty prev_answers)"},
         release=ReleaseFile("raw_data", "temp"), read=read_curprev,
         partition_rule=curprev_partitions, context_values={"which": CURPREV_WHICH},
         query=query_previously, context_type_field="which", fine_tuned=True,

@@ -22,7 +22,6 @@ def column_label(name: str, track: str) -> str:
     return TRACK_INFO[track].label(name)
 
 
-
 @bp.app_template_global()
 def definition(track: str, metric: str) -> str:
     """One column's definition (the leaderboard headers' tooltips)."""
@@ -49,7 +48,7 @@ def show(track: str) -> str:
     return render_template("metrics/show.html", info=info, metrics=metrics, card=metric_card,
                            counts=partition_counts(track), rules=LENIENT_RULES,
                            resamples=evaluation.settings().resamples,
-                           partitions=metric_card.PARTITIONS[track])
+                           partitions=info.partition_rules)
 
 
 def partition_counts(track: str) -> list[dict[str, Any]]:
@@ -62,5 +61,5 @@ def partition_counts(track: str) -> list[dict[str, Any]]:
         except GoldUnavailable:
             continue
         rows.append({"split": split, "total": len(gold), "sizes": gold.partition_sizes(),
-                     "paper": metric_card.PAPER_PARTITION_SIZES.get((track, split), {})})
+                     "paper": TRACK_INFO[track].paper_partition_sizes.get(split, {})})
     return rows
