@@ -180,4 +180,7 @@ def test_pages_pass_axe(with_baselines: dict[str, Any]) -> None:
             page.goto(url + path)
             assert serious_axe_violations(page) == [], path
             assert page.locator("header nav a[href='/metrics/']").count() == 1, path
+            # Images still loading when the next goto starts would be aborted by it, and
+            # reported as failed requests: leave each page once it is done.
+            page.wait_for_load_state("networkidle")
         assert problems == []
