@@ -38,6 +38,7 @@ from benchmark import (
     TRACK_INFO,
     FileTooLargeError,
     GoldError,
+    GoldSet,
     GoldSplit,
     Predictions,
     ScoreResult,
@@ -47,7 +48,9 @@ from benchmark import (
     score,
     wrong_split_hint,
 )
+from benchmark.error_classes import ErrorTables
 from benchmark.incremental import encode_f1, split_digest
+from benchmark.tracks import HORIZON
 from benchmark.versions import realign
 
 from ..extensions import db, prebuilt, upsert_insert
@@ -152,7 +155,8 @@ def read_upload(inputs: GoldSplit, data: bytes, filename: str,
     chosen = settings()
     predictions = parse_predictions(data, inputs, filename=filename, max_bytes=chosen.max_bytes)
     result = score(inputs, predictions,
-                   resamples=chosen.resamples if resamples is None else resamples)
+                   resamples=chosen.resamples if resamples is None else resamples,
+                   errors=gold_store.error_tables_of(inputs))
     return Predicted(predictions, inputs, result)
 
 
@@ -265,11 +269,21 @@ def score_columns(result: ScoreResult) -> dict[str, Any]:
     metrics = {name: finite(value) for name, value in result.metrics.items()}
     ci = {name: ([finite(v) for v in interval] if interval and all(map(math.isfinite, interval))
                  else None) for name, interval in result.ci.items()}
+    counts = dict(result.counts)
+    horizon = result.horizon.to_json() if result.horizon is not None else None
+    if result.horizon is not None:
+        # The year is a column too (boards sort by it; None: not determined).
+        metrics[HORIZON] = result.horizon.year
+        ci[HORIZON] = list(result.horizon.ci) if result.horizon.ci else None
+        counts[HORIZON] = result.horizon.n
+    classes = (None if result.error_classes is None
+               else np.asarray(result.error_classes, dtype=np.uint8).tobytes())
     return {"track": result.track, "split": result.split, "n": result.n, "metrics": metrics,
-            "ci": ci, "counts": dict(result.counts),
+            "ci": ci, "counts": counts,
             "primary_metric": metrics.get(TRACK_INFO[result.track].primary),
             "outcomes": np.asarray(result.outcomes, dtype=np.uint8).tobytes(),
-            "f1": encode_f1(result.f1, result.f1_any), "scored_at": utcnow()}
+            "f1": encode_f1(result.f1, result.f1_any), "error_classes": classes,
+            "horizon": horizon, "scored_at": utcnow()}
 
 
 def score_values(submission_id: int, version_id: int, result: ScoreResult) -> dict[str, Any]:
@@ -333,8 +347,7 @@ def score_into(version: GoldVersion, sources: Sequence[Source], *,
     stored = [(i, s) for i, s in enumerate(sources) if isinstance(s, Submission)]
     for i, source in enumerate(sources):
         if isinstance(source, Predicted):
-            evaluated.results[i] = _score_predicted(source, gold.get(
-                source.inputs.track, source.inputs.split), chosen)
+            evaluated.results[i] = _score_predicted(source, gold, chosen)
     if not stored:
         return evaluated
     parent_id, carried = (carriable(version, [s for _, s in stored]) if incremental
@@ -351,13 +364,18 @@ def score_into(version: GoldVersion, sources: Sequence[Source], *,
     return evaluated
 
 
-def _score_predicted(source: Predicted, target: GoldSplit, chosen: Settings) -> ScoreResult:
-    """Predictions in hand against a target split: their own result where it is the same."""
+def _score_predicted(source: Predicted, gold: GoldSet, chosen: Settings) -> ScoreResult:
+    """Predictions in hand against a version's split: their own result where it is the same
+    (scored with the same error tables: the tables depend on the split's examples alone)."""
+    target = gold.get(source.inputs.track, source.inputs.split)
+    tables = gold_store.error_tables_in(gold, target)
     if target is source.inputs or target.examples == source.inputs.examples:
-        if source.result is not None:
+        if source.result is not None and (source.result.error_classes is None) == (
+                tables is None):
             return source.result
-        return score(target, source.predictions, resamples=chosen.resamples)
-    return score(target, realign(source.predictions, target), resamples=chosen.resamples)
+        return score(target, source.predictions, resamples=chosen.resamples, errors=tables)
+    return score(target, realign(source.predictions, target), resamples=chosen.resamples,
+                 errors=tables)
 
 
 #: (version gold, donor gold) → boards whose examples are identical in both, per process.
@@ -404,8 +422,10 @@ def _from_outcomes(version: GoldVersion, parent_id: int,
     ids = [s.id for _, s in pending]
     if not ids:
         return []
-    found = {sid: (outcomes, f1, stored) for sid, outcomes, f1, stored in db.session.execute(
-        select(Score.submission_id, Score.outcomes, Score.f1, Submission.predictions)
+    found = {sid: (outcomes, f1, classes, stored)
+             for sid, outcomes, f1, classes, stored in db.session.execute(
+        select(Score.submission_id, Score.outcomes, Score.f1, Score.error_classes,
+               Submission.predictions)
         .join(Submission, Submission.id == Score.submission_id)
         .where(Score.gold_version_id == parent_id, Score.submission_id.in_(ids),
                Submission.predictions.is_not(None))) if stored is not None}
@@ -418,8 +438,11 @@ def _from_outcomes(version: GoldVersion, parent_id: int,
         board = (submission.track, submission.split)
         result = None
         if submission.id in found and board in gold.splits and board in parent_gold.splits:
-            result = _incremental_result(parent_gold.splits[board], gold.splits[board],
-                                         submission, *found[submission.id], chosen)
+            parent, target = parent_gold.splits[board], gold.splits[board]
+            tables = (gold_store.error_tables_in(parent_gold, parent),
+                      gold_store.error_tables_in(gold, target))
+            result = _incremental_result(parent, target, submission, *found[submission.id],
+                                         chosen, tables)
         if result is None:
             rest.append((position, submission))
         else:
@@ -429,10 +452,13 @@ def _from_outcomes(version: GoldVersion, parent_id: int,
 
 
 def _incremental_result(parent: GoldSplit, target: GoldSplit, submission: Submission,
-                        outcomes: bytes, f1: bytes | None, stored: bytes,
-                        chosen: Settings) -> ScoreResult | None:
+                        outcomes: bytes, f1: bytes | None, classes: bytes | None,
+                        stored: bytes, chosen: Settings,
+                        tables: tuple[ErrorTables | None, ErrorTables | None]
+                        ) -> ScoreResult | None:
     """A submission's score from its parent row and stored predictions; None if they cannot
-    give it (a row older than the lenient metrics or of another length, unknown inputs)."""
+    give it (a row older than the lenient metrics or the error classes, or of another
+    length, unknown inputs). `tables` are the (parent, target) splits' error tables."""
     try:
         predictions = incremental.decode_predictions(stored)
         f1_values = incremental.decode_f1(f1, len(parent)) if f1 is not None else None
@@ -447,9 +473,16 @@ def _incremental_result(parent: GoldSplit, target: GoldSplit, submission: Submis
     if keys is None:
         return None
     try:
+        if tables[1] is None:
+            return incremental.rescore(
+                parent, target, np.frombuffer(outcomes, dtype=np.uint8), predictions, keys,
+                f1_values, resamples=chosen.resamples)
+        if tables[0] is None or classes is None:
+            return None
         return incremental.rescore(
             parent, target, np.frombuffer(outcomes, dtype=np.uint8), predictions, keys,
-            f1_values, resamples=chosen.resamples)
+            f1_values, resamples=chosen.resamples, errors=(tables[0], tables[1]),
+            parent_error_classes=np.frombuffer(classes, dtype=np.uint8))
     except ValueError:
         return None
 
@@ -476,7 +509,8 @@ def _in_full(version: GoldVersion, pending: list[tuple[int, Submission]],
                            if s.file_sha256 in files else None)
         target = gold.get(s.track, s.split)
         evaluated.results[position] = score(target, realign(read.predictions, target),
-                                            resamples=chosen.resamples)
+                                            resamples=chosen.resamples,
+                                            errors=gold_store.error_tables_in(gold, target))
         blob = incremental.encode_predictions(read.predictions)
         if have.get(s.id) != blob:
             evaluated.predictions.append({"id": s.id, "predictions": blob})
@@ -514,7 +548,7 @@ def insert_scores(rows: list[dict[str, Any]]) -> None:
 
 #: The columns a carried-over row copies from its parent row.
 COPIED_COLUMNS = ("submission_id", "track", "split", "n", "metrics", "ci", "counts",
-                  "primary_metric", "outcomes", "f1")
+                  "primary_metric", "outcomes", "f1", "error_classes", "horizon")
 
 
 def copy_rows(version_id: int, parent_id: int, submission_ids: set[int]) -> None:

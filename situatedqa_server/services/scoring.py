@@ -201,4 +201,7 @@ def score_payload(row: Score | None) -> dict[str, Any]:
     """Metrics, CIs and counts in the CLI's --json shape."""
     if row is None:
         return {"metrics": {}, "ci": {}, "counts": {}, "n": None}
-    return {"n": row.n, "metrics": row.metrics, "ci": row.ci, "counts": row.counts}
+    payload = {"n": row.n, "metrics": row.metrics, "ci": row.ci, "counts": row.counts}
+    if row.horizon is not None:
+        payload["horizon"] = row.horizon
+    return payload
