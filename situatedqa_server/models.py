@@ -227,6 +227,10 @@ class Score(Base):
     #: year, CI, reason when not determined, the year-binned curve); its year is also the
     #: "horizon" metric, so boards sort by it.
     horizon: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    #: True while the error figures lack their CIs and the horizon its CI and test: an upload
+    #: stores them without (most of their cost) and completes them after its response
+    #: (evaluation.complete_errors; a read of the submission completes a row left so).
+    errors_pending: Mapped[bool] = mapped_column(Boolean, default=False)
     scored_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     submission: Mapped[Submission] = relationship(back_populates="scores")
     gold_version: Mapped[GoldVersion] = relationship()

@@ -29,7 +29,7 @@ from typing import Any
 
 import msgspec
 import numpy as np
-from flask import current_app
+from flask import Response, after_this_request, current_app, has_request_context
 from sqlalchemy import DateTime, Integer, delete, exists, literal, or_, select, text, update
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -49,7 +49,9 @@ from benchmark import (
     wrong_split_hint,
 )
 from benchmark.error_classes import ErrorTables
+from benchmark.horizon import Horizon
 from benchmark.incremental import encode_f1, split_digest
+from benchmark.scoring import error_values
 from benchmark.tracks import HORIZON
 from benchmark.versions import realign
 
@@ -154,9 +156,11 @@ def read_upload(inputs: GoldSplit, data: bytes, filename: str,
     """Parse and score an uploaded file against the inputs it answers (ValidationError)."""
     chosen = settings()
     predictions = parse_predictions(data, inputs, filename=filename, max_bytes=chosen.max_bytes)
+    # The error figures' CIs and the horizon's test wait for after the response (they cost
+    # more than the rest of the score): complete_errors adds them.
     result = score(inputs, predictions,
                    resamples=chosen.resamples if resamples is None else resamples,
-                   errors=gold_store.error_tables_of(inputs))
+                   errors=gold_store.error_tables_of(inputs), error_intervals=False)
     return Predicted(predictions, inputs, result)
 
 
@@ -264,18 +268,31 @@ def finite(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
+def _interval(interval: Sequence[float] | None) -> list[float | None] | None:
+    """A CI for JSON: None unless both ends are finite."""
+    if not interval or not all(map(math.isfinite, interval)):
+        return None
+    return [finite(v) for v in interval]
+
+
+def _with_horizon(metrics: dict[str, Any], ci: dict[str, Any], counts: dict[str, Any],
+                  horizon: Horizon | None) -> dict[str, Any] | None:
+    """The horizon's year as a column too (boards sort by it; None: not determined); its
+    JSON for the horizon column."""
+    if horizon is None:
+        return None
+    metrics[HORIZON] = horizon.year
+    ci[HORIZON] = list(horizon.ci) if horizon.ci else None
+    counts[HORIZON] = horizon.n
+    return horizon.to_json()
+
+
 def score_columns(result: ScoreResult) -> dict[str, Any]:
     """A score row's columns from a benchmark result, ids aside (NaN stored as null)."""
     metrics = {name: finite(value) for name, value in result.metrics.items()}
-    ci = {name: ([finite(v) for v in interval] if interval and all(map(math.isfinite, interval))
-                 else None) for name, interval in result.ci.items()}
+    ci = {name: _interval(interval) for name, interval in result.ci.items()}
     counts = dict(result.counts)
-    horizon = result.horizon.to_json() if result.horizon is not None else None
-    if result.horizon is not None:
-        # The year is a column too (boards sort by it; None: not determined).
-        metrics[HORIZON] = result.horizon.year
-        ci[HORIZON] = list(result.horizon.ci) if result.horizon.ci else None
-        counts[HORIZON] = result.horizon.n
+    horizon = _with_horizon(metrics, ci, counts, result.horizon)
     classes = (None if result.error_classes is None
                else np.asarray(result.error_classes, dtype=np.uint8).tobytes())
     return {"track": result.track, "split": result.split, "n": result.n, "metrics": metrics,
@@ -283,7 +300,61 @@ def score_columns(result: ScoreResult) -> dict[str, Any]:
             "primary_metric": metrics.get(TRACK_INFO[result.track].primary),
             "outcomes": np.asarray(result.outcomes, dtype=np.uint8).tobytes(),
             "f1": encode_f1(result.f1, result.f1_any), "error_classes": classes,
-            "horizon": horizon, "scored_at": utcnow()}
+            "horizon": horizon, "errors_pending": not result.error_intervals,
+            "scored_at": utcnow()}
+
+
+def complete_errors(rows: Iterable[Score]) -> int:
+    """Add to rows stored with errors_pending the error figures' CIs and the horizon's CI
+    and test, from their class codes: the numbers a full score gives (not committed). How
+    many rows changed."""
+    resamples = settings().resamples
+    done = 0
+    for row in rows:
+        if not row.errors_pending or row.error_classes is None:
+            continue
+        gold = gold_store.gold_of(row.gold_version)
+        split = gold.get(row.track, row.split)
+        tables = gold_store.error_tables_in(gold, split)
+        if tables is None:
+            continue
+        codes = np.frombuffer(row.error_classes, dtype=np.uint8).astype(np.int64)
+        figures, horizon = error_values(split, tables, codes, resamples=resamples)
+        metrics, ci, counts = dict(row.metrics), dict(row.ci), dict(row.counts)
+        for name, value in figures.items():
+            metrics[name], ci[name] = finite(value.value), _interval(value.ci)
+            counts[name] = value.count
+        row.horizon = _with_horizon(metrics, ci, counts, horizon)
+        row.metrics, row.ci, row.counts, row.errors_pending = metrics, ci, counts, False
+        done += 1
+    return done
+
+
+def complete_after_response(score_ids: Sequence[int]) -> None:
+    """complete_errors of these rows once the response is sent (in a request), else now;
+    committed. A failure is logged: a later read of the submission completes the rows."""
+    if not score_ids:
+        return
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+
+    def complete() -> None:
+        with app.app_context():
+            try:
+                complete_errors(db.session.scalars(select(Score).where(
+                    Score.id.in_(score_ids))))
+                db.session.commit()
+            except Exception:  # the rows stay pending, and are completed when read
+                db.session.rollback()
+                log.exception("completing the error figures of scores %s", list(score_ids))
+
+    if not has_request_context():
+        complete()
+        return
+
+    @after_this_request
+    def later(response: Response) -> Response:
+        response.call_on_close(complete)
+        return response
 
 
 def score_values(submission_id: int, version_id: int, result: ScoreResult) -> dict[str, Any]:
@@ -366,16 +437,21 @@ def score_into(version: GoldVersion, sources: Sequence[Source], *,
 
 def _score_predicted(source: Predicted, gold: GoldSet, chosen: Settings) -> ScoreResult:
     """Predictions in hand against a version's split: their own result where it is the same
-    (scored with the same error tables: the tables depend on the split's examples alone)."""
+    (the same examples and the same error tables: those also read the companion split)."""
     target = gold.get(source.inputs.track, source.inputs.split)
     tables = gold_store.error_tables_in(gold, target)
     if target is source.inputs or target.examples == source.inputs.examples:
-        if source.result is not None and (source.result.error_classes is None) == (
-                tables is None):
+        if source.result is not None and _same_tables(
+                tables, gold_store.error_tables_of(source.inputs)):
             return source.result
         return score(target, source.predictions, resamples=chosen.resamples, errors=tables)
     return score(target, realign(source.predictions, target), resamples=chosen.resamples,
                  errors=tables)
+
+
+def _same_tables(a: ErrorTables | None, b: ErrorTables | None) -> bool:
+    """Whether two splits' error tables classify every prediction alike."""
+    return a is b or (a is not None and b is not None and a.situated == b.situated)
 
 
 #: (version gold, donor gold) → boards whose examples are identical in both, per process.
@@ -548,7 +624,8 @@ def insert_scores(rows: list[dict[str, Any]]) -> None:
 
 #: The columns a carried-over row copies from its parent row.
 COPIED_COLUMNS = ("submission_id", "track", "split", "n", "metrics", "ci", "counts",
-                  "primary_metric", "outcomes", "f1", "error_classes", "horizon")
+                  "primary_metric", "outcomes", "f1", "error_classes", "horizon",
+                  "errors_pending")
 
 
 def copy_rows(version_id: int, parent_id: int, submission_ids: set[int]) -> None:

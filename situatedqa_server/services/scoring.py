@@ -130,6 +130,7 @@ def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionM
     if before_commit is not None:
         before_commit(submission, shown)
     db.session.commit()
+    evaluation.complete_after_response([s.id for s in scores if s.errors_pending])
     return submission, shown
 
 
@@ -183,8 +184,11 @@ def score_for(submission: Submission) -> Score | None:
     an unreleased submission's own test scores never leave this module.
     """
     version = gold_store.active_version()
-    return db.session.scalar(select(Score).where(
+    row = db.session.scalar(select(Score).where(
         Score.submission_id == shown_id(submission), Score.gold_version_id == version.id))
+    if row is not None and row.errors_pending and evaluation.complete_errors([row]):
+        db.session.commit()  # an upload's completion that did not run (see complete_errors)
+    return row
 
 
 def example_rows(submission: Submission) -> list[dict[str, Any]]:

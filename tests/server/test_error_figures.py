@@ -16,10 +16,13 @@ from collections import defaultdict
 
 from flask import Flask
 from flask.testing import FlaskClient
+from sqlalchemy import select
 
 from benchmark import TRACK_INFO, GoldSet, parse_predictions, score
 from benchmark.error_classes import error_tables
 from benchmark.situations import date_span
+from situatedqa_server.extensions import db
+from situatedqa_server.models import Score
 
 from .conftest import TEST_CONFIG, api_upload, new_token, register
 
@@ -73,12 +76,19 @@ def test_an_upload_stores_the_benchmarks_error_figures_and_horizon(
     body = upload.get_json()
     want = expected(release_gold, "temp", "dev", data)
     info = TRACK_INFO["temp"]
+    # The upload's own response has the figures; their CIs follow it (complete_errors).
+    for name in info.error_metrics:
+        assert body["metrics"][name] == want.metrics[name], name  # type: ignore[attr-defined]
+        assert body["ci"][name] is None, name
+    assert body["metrics"]["outdated_rate"] > 20  # the crafted file is mostly stale
+    # The response is not closed: a read of the submission completes the row itself.
+    body = client.get(f"/api/v1/submissions/{body['id']}",
+                      headers={"Authorization": f"Bearer {token}"}).get_json()
     for name in info.error_metrics:
         assert body["metrics"][name] == want.metrics[name], name  # type: ignore[attr-defined]
         ci = want.ci[name]  # type: ignore[attr-defined]
         assert body["ci"][name] == (list(ci) if ci else None), name
         assert body["counts"][name] == want.counts[name], name  # type: ignore[attr-defined]
-    assert body["metrics"]["outdated_rate"] > 20  # the crafted file is mostly stale
     # The paper's metrics are those of a score without error tables, bit for bit.
     plain = score(release_gold.get("temp", "dev"),
                   parse_predictions(data, release_gold.get("temp", "dev"),
@@ -104,6 +114,7 @@ def test_the_board_shows_error_columns_only_when_picked(client: FlaskClient,
     data = us_answer_file(release_gold, "dev")
     upload = api_upload(client, token, gold, data, public="true")
     assert upload.status_code == 201, upload.get_json()
+    upload.close()  # as a WSGI server does once it has sent it: the CIs are completed then
     want = expected(release_gold, "geo", "dev", data)
     us_default = want.metrics["us_default_rate"]  # type: ignore[attr-defined]
     assert us_default and us_default > 5
@@ -167,3 +178,43 @@ def test_compare_gives_the_paired_difference_of_each_error_figure(
     assert page.status_code == 200, page.get_data(as_text=True)[:500]
     text = page.get_data(as_text=True)
     assert "Outdated % of examples" in text
+
+
+def test_a_completed_upload_row_is_the_row_a_full_rescore_writes(
+        app: Flask, client: FlaskClient, release_gold: GoldSet) -> None:
+    """The upload defers the error CIs and the horizon's test; completed, its row is every
+    column of what scoring the file in full gives (the rescore rewrites it in place)."""
+    register(client, "deferred")
+    token = new_token(client)
+    upload = api_upload(client, token, release_gold.get("temp", "dev"),
+                        earliest_answer_file(release_gold, "dev"))
+    assert upload.status_code == 201, upload.get_json()
+    with app.app_context():
+        row = db.session.scalar(select(Score).where(Score.submission_id == upload.get_json()["id"]))
+        assert row is not None and row.errors_pending
+        assert row.horizon is not None and row.horizon["p_value"] is None
+    upload.close()
+    with app.app_context():
+        completed = columns_of_score(upload.get_json()["id"])
+        first_at = db.session.scalar(select(Score.scored_at).where(
+            Score.submission_id == upload.get_json()["id"]))
+        assert completed["errors_pending"] is False
+        assert completed["horizon"]["p_value"] is not None
+    rescored = app.test_cli_runner().invoke(args=["submissions", "rescore", "--full"])
+    assert rescored.exit_code == 0, rescored.output
+    with app.app_context():
+        assert db.session.scalar(select(Score.scored_at).where(
+            Score.submission_id == upload.get_json()["id"])) != first_at  # written again
+        assert columns_of_score(upload.get_json()["id"]) == completed
+
+
+def columns_of_score(submission_id: int) -> dict[str, object]:
+    """Every column of a submission's (only) score row, ids and times aside."""
+    row = db.session.scalar(select(Score).where(Score.submission_id == submission_id))
+    assert row is not None
+    values: dict[str, object] = {}
+    for column in Score.__table__.columns:
+        if column.key not in {"id", "scored_at"}:
+            value = getattr(row, column.key)
+            values[column.key] = bytes(value) if isinstance(value, memoryview) else value
+    return values

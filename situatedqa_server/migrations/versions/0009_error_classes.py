@@ -2,7 +2,8 @@
 
 The error figures themselves are metrics (in score.metrics, ci and counts); the class codes
 let a paired comparison and an incremental rescore work without the file, and the horizon
-keeps its curve and why it was not determined. Both columns are nullable: rows stored before
+keeps its curve and why it was not determined. errors_pending marks an upload's row whose
+error CIs are filled in after its response. Both columns are nullable: rows stored before
 are rescored in full, and show no error figures until then.
 
 Revision ID: 0009_error_classes
@@ -23,9 +24,12 @@ def upgrade():
     with op.batch_alter_table('score') as batch:
         batch.add_column(sa.Column('error_classes', sa.LargeBinary(), nullable=True))
         batch.add_column(sa.Column('horizon', sa.JSON(), nullable=True))
+        batch.add_column(sa.Column('errors_pending', sa.Boolean(), nullable=False,
+                                   server_default=sa.false()))
 
 
 def downgrade():
     with op.batch_alter_table('score') as batch:
+        batch.drop_column('errors_pending')
         batch.drop_column('horizon')
         batch.drop_column('error_classes')
