@@ -21,6 +21,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
     text,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
@@ -230,7 +231,8 @@ class Score(Base):
     #: True while the error figures lack their CIs and the horizon its CI and test: an upload
     #: stores them without (most of their cost) and completes them after its response
     #: (evaluation.complete_errors; a read of the submission completes a row left so).
-    errors_pending: Mapped[bool] = mapped_column(Boolean, default=False)
+    errors_pending: Mapped[bool] = mapped_column(Boolean, default=False,
+                                                 server_default=false())
     scored_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     submission: Mapped[Submission] = relationship(back_populates="scores")
     gold_version: Mapped[GoldVersion] = relationship()

@@ -604,6 +604,13 @@ def store(evaluated: Evaluated, sources: Sequence[Source], *, replace: bool = Fa
                                                Score.submission_id.in_(ids)))
     if evaluated.parent_id is not None:
         copy_rows(evaluated.version_id, evaluated.parent_id, evaluated.carried)
+        if evaluated.carried:
+            # A carried upload row whose completion has not run yet is completed here, so a
+            # rescore writes only complete rows (a few, if any: uploads complete themselves).
+            db.session.flush()
+            complete_errors(db.session.scalars(select(Score).where(
+                Score.gold_version_id == evaluated.version_id,
+                Score.errors_pending.is_(True))))
     insert_scores([score_values(source.id, evaluated.version_id, result)
                    for source, result in zip(sources, evaluated.results, strict=True)
                    if isinstance(source, Submission) and result is not None])
