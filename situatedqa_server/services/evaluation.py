@@ -304,35 +304,53 @@ def score_columns(result: ScoreResult) -> dict[str, Any]:
             "scored_at": utcnow()}
 
 
+def completed_columns(row: Score) -> dict[str, Any] | None:
+    """The columns of a row stored with errors_pending once completed: its error figures'
+    CIs and its horizon's CI and test added from its class codes, the numbers a full score
+    gives; None when the row is complete (or its gold has no error tables)."""
+    if not row.errors_pending or row.error_classes is None:
+        return None
+    gold = gold_store.gold_of(row.gold_version)
+    split = gold.get(row.track, row.split)
+    tables = gold_store.error_tables_in(gold, split)
+    if tables is None:
+        return None
+    codes = np.frombuffer(row.error_classes, dtype=np.uint8).astype(np.int64)
+    figures, horizon = error_values(split, tables, codes, resamples=settings().resamples)
+    metrics, ci, counts = dict(row.metrics), dict(row.ci), dict(row.counts)
+    for name, value in figures.items():
+        metrics[name], ci[name], counts[name] = (finite(value.value), _interval(value.ci),
+                                                 value.count)
+    return {"id": row.id, "metrics": metrics, "ci": ci, "counts": counts,
+            "horizon": _with_horizon(metrics, ci, counts, horizon), "errors_pending": False}
+
+
 def complete_errors(rows: Iterable[Score]) -> int:
-    """Add to rows stored with errors_pending the error figures' CIs and the horizon's CI
-    and test, from their class codes: the numbers a full score gives (not committed). How
-    many rows changed."""
-    resamples = settings().resamples
+    """Complete rows stored with errors_pending (completed_columns) in the session, not
+    committed; how many changed."""
     done = 0
     for row in rows:
-        if not row.errors_pending or row.error_classes is None:
-            continue
-        gold = gold_store.gold_of(row.gold_version)
-        split = gold.get(row.track, row.split)
-        tables = gold_store.error_tables_in(gold, split)
-        if tables is None:
-            continue
-        codes = np.frombuffer(row.error_classes, dtype=np.uint8).astype(np.int64)
-        figures, horizon = error_values(split, tables, codes, resamples=resamples)
-        metrics, ci, counts = dict(row.metrics), dict(row.ci), dict(row.counts)
-        for name, value in figures.items():
-            metrics[name], ci[name] = finite(value.value), _interval(value.ci)
-            counts[name] = value.count
-        row.horizon = _with_horizon(metrics, ci, counts, horizon)
-        row.metrics, row.ci, row.counts, row.errors_pending = metrics, ci, counts, False
-        done += 1
+        columns = completed_columns(row)
+        if columns is not None:
+            for name, value in columns.items():
+                setattr(row, name, value)
+            done += 1
     return done
 
 
+def shown_complete(row: Score) -> Score:
+    """A row as a page or the API shows it: completed in memory when its completion has not
+    run (nothing is written: a read never takes the write lock; a rescore stores it)."""
+    columns = completed_columns(row)
+    for name, value in (columns or {}).items():
+        set_committed_value(row, name, value)
+    return row
+
+
 def complete_after_response(score_ids: Sequence[int]) -> None:
-    """complete_errors of these rows once the response is sent (in a request), else now;
-    committed. A failure is logged: a later read of the submission completes the rows."""
+    """Complete these rows once the response is sent (in a request), else now; committed.
+    The figures are computed before the write lock is taken, and only rows still pending
+    are written. A failure is logged: reads show the rows complete, a rescore stores them."""
     if not score_ids:
         return
     app = current_app._get_current_object()  # type: ignore[attr-defined]
@@ -340,10 +358,16 @@ def complete_after_response(score_ids: Sequence[int]) -> None:
     def complete() -> None:
         with app.app_context():
             try:
-                complete_errors(db.session.scalars(select(Score).where(
-                    Score.id.in_(score_ids))))
-                db.session.commit()
-            except Exception:  # the rows stay pending, and are completed when read
+                updates = [columns for row in db.session.scalars(select(Score).where(
+                    Score.id.in_(score_ids), Score.errors_pending.is_(True)))
+                    if (columns := completed_columns(row)) is not None]
+                db.session.rollback()  # the read ends here; the write takes its own lock
+                if updates:
+                    if db.session.get_bind().dialect.name == "sqlite":
+                        db.session.connection(execution_options={"sqlite_immediate": True})
+                    db.session.execute(update(Score), updates)
+                    db.session.commit()
+            except Exception:
                 db.session.rollback()
                 log.exception("completing the error figures of scores %s", list(score_ids))
 

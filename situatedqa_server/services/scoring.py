@@ -186,9 +186,8 @@ def score_for(submission: Submission) -> Score | None:
     version = gold_store.active_version()
     row = db.session.scalar(select(Score).where(
         Score.submission_id == shown_id(submission), Score.gold_version_id == version.id))
-    if row is not None and row.errors_pending and evaluation.complete_errors([row]):
-        db.session.commit()  # an upload's completion that did not run (see complete_errors)
-    return row
+    # An upload's row whose completion has not run yet is shown complete (never written).
+    return evaluation.shown_complete(row) if row is not None else None
 
 
 def example_rows(submission: Submission) -> list[dict[str, Any]]:
