@@ -156,11 +156,12 @@ def read_upload(inputs: GoldSplit, data: bytes, filename: str,
     """Parse and score an uploaded file against the inputs it answers (ValidationError)."""
     chosen = settings()
     predictions = parse_predictions(data, inputs, filename=filename, max_bytes=chosen.max_bytes)
-    # The error figures' CIs and the horizon's test wait for after the response (they cost
-    # more than the rest of the score): complete_errors adds them.
+    # In a request, the error figures' CIs and the horizon's test wait for after the
+    # response (they cost more than the rest of the score: complete_after_response).
     result = score(inputs, predictions,
                    resamples=chosen.resamples if resamples is None else resamples,
-                   errors=gold_store.error_tables_of(inputs), error_intervals=False)
+                   errors=gold_store.error_tables_of(inputs),
+                   error_intervals=not has_request_context())
     return Predicted(predictions, inputs, result)
 
 
@@ -348,32 +349,36 @@ def shown_complete(row: Score) -> Score:
 
 
 def complete_after_response(score_ids: Sequence[int]) -> None:
-    """Complete these rows once the response is sent (in a request), else now; committed.
-    The figures are computed before the write lock is taken, and only rows still pending
-    are written. A failure is logged: reads show the rows complete, a rescore stores them."""
-    if not score_ids:
+    """Complete an upload's pending rows once its response is sent; committed (outside a
+    request nothing is pending: read_upload scores in full). The figures are computed before
+    the write lock is taken, and only rows still pending are written. A failure is logged:
+    reads show the rows complete, a rescore stores them."""
+    if not score_ids or not has_request_context():
         return
     app = current_app._get_current_object()  # type: ignore[attr-defined]
 
     def complete() -> None:
         with app.app_context():
             try:
-                updates = [columns for row in db.session.scalars(select(Score).where(
-                    Score.id.in_(score_ids), Score.errors_pending.is_(True)))
-                    if (columns := completed_columns(row)) is not None]
+                updates = {columns["id"]: columns for row in db.session.scalars(
+                    select(Score).where(Score.id.in_(score_ids),
+                                        Score.errors_pending.is_(True)))
+                    if (columns := completed_columns(row)) is not None}
                 db.session.rollback()  # the read ends here; the write takes its own lock
-                if updates:
-                    if db.session.get_bind().dialect.name == "sqlite":
-                        db.session.connection(execution_options={"sqlite_immediate": True})
-                    db.session.execute(update(Score), updates)
-                    db.session.commit()
+                if not updates:
+                    return
+                if db.session.get_bind().dialect.name == "sqlite":
+                    db.session.connection(execution_options={"sqlite_immediate": True})
+                # Through the loaded rows, so that only their boards' stamps move.
+                for row in db.session.scalars(select(Score).where(
+                        Score.id.in_(list(updates)), Score.errors_pending.is_(True))):
+                    for name, value in updates[row.id].items():
+                        if name != "id":
+                            setattr(row, name, value)
+                db.session.commit()
             except Exception:
                 db.session.rollback()
                 log.exception("completing the error figures of scores %s", list(score_ids))
-
-    if not has_request_context():
-        complete()
-        return
 
     @after_this_request
     def later(response: Response) -> Response:

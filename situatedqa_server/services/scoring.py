@@ -129,8 +129,9 @@ def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionM
         audit.add_now("publish", submission.id, user)
     if before_commit is not None:
         before_commit(submission, shown)
+    pending = [row.id for row in scores if row.errors_pending]  # read before the commit
     db.session.commit()
-    evaluation.complete_after_response([s.id for s in scores if s.errors_pending])
+    evaluation.complete_after_response(pending)
     return submission, shown
 
 
