@@ -13,7 +13,7 @@ from typing import Final
 
 from .equivalence import lenient_family
 from .metrics import DEFAULT_RESAMPLES, DEFAULT_SEED
-from .tracks import TRACK_INFO, TRACKS
+from .tracks import HORIZON, TRACK_INFO, TRACKS
 
 NORMALIZATION: Final = (
     "Answers are compared after the SQuAD / DrQA normalization: Unicode NFD, lower-case, every "
@@ -48,9 +48,33 @@ _ID_STATISTICS: Final = {
 }
 
 
+#: Each error class in a few words (benchmark/situations.py has every tie rule).
+ERROR_CLASS_NAMES: Final = {
+    "outdated": "the answer of an earlier context or the previous answer",
+    "premature": "the answer of a later context or the current answer",
+    "other_context": "the answer of a context that cannot be ordered against this one",
+    "wrong_place": "the answer of another location",
+    "us_default": "the answer of another location, a US one",
+    "unrelated": "none of the question's other answers",
+}
+HORIZON_DEFINITION: Final = (
+    "Not in the paper, never ranks: the knowledge horizon, the latest year up to which the "
+    "answers track the gold (the change point of EM by the year an answer took effect), "
+    "with a bootstrap CI; empty when the data cannot place it.")
+
+
 def definition(track: str, metric: str) -> str:
     """One sentence defining a metric column of a track."""
     info = TRACK_INFO[track]
+    if metric == HORIZON and metric in info.horizon_metrics:
+        return HORIZON_DEFINITION
+    if metric in info.error_metrics:
+        for kind, whole in (("_rate", "of the examples"), ("_share", "of the wrong answers")):
+            name, found, suffix = metric.partition(kind)
+            if found:
+                return (f"Not in the paper, never ranks: the share {whole} whose prediction "
+                        f"is {ERROR_CLASS_NAMES[name]} ({info.label(name + kind)})"
+                        f"{_where(track, suffix.removeprefix('_'))}.")
     if info.identification:
         statistic, _, source = metric.partition("_")
         text = _ID_STATISTICS.get(statistic, metric)

@@ -76,6 +76,9 @@ class ScoreResult:
     f1_any: FloatArray | None = None
     error_classes: IntArray | None = None
     horizon: Horizon | None = None
+    #: False when the error figures were computed without their CIs and the horizon without
+    #: its CI and test (score(..., error_intervals=False)); error_values completes them.
+    error_intervals: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The result in the CLI's --json shape (with "horizon" when estimated)."""
@@ -299,13 +302,16 @@ def score(
     seed: int = DEFAULT_SEED,
     lenient: bool = True,
     errors: ErrorTables | None = None,
+    error_intervals: bool = True,
 ) -> ScoreResult:
     """Every metric of the track with its bootstrap CI (resamples=0 skips the CIs).
 
     QA tracks also get the lenient metrics (em_equiv, token f1; not in the paper) unless
     lenient=False; given the split's error tables (error_classes.error_tables), also the
     error classes, their figures and the knowledge horizon (not in the paper). The paper's
-    metrics are the same either way.
+    metrics are the same either way. error_intervals=False leaves out the error figures'
+    CIs and the horizon's CI and test (most of their cost; error_values adds them later,
+    the same numbers).
     """
     outcomes = outcome_codes(gold, predictions)
     f1: FloatArray | None = None
@@ -320,7 +326,7 @@ def score(
         outcomes, f1, f1_any = lenient_codes(gold, predictions, outcomes)
     return result_from_outcomes(gold, outcomes, f1, f1_any, scores=predictions.scores,
                                 resamples=resamples, seed=seed, errors=errors,
-                                error_classes=codes)
+                                error_classes=codes, error_intervals=error_intervals)
 
 
 def result_from_outcomes(
@@ -334,6 +340,7 @@ def result_from_outcomes(
     seed: int = DEFAULT_SEED,
     errors: ErrorTables | None = None,
     error_classes: IntArray | None = None,
+    error_intervals: bool = True,
 ) -> ScoreResult:
     """Every metric and CI from per-example outcomes alone (see ScoreResult).
 
@@ -357,18 +364,29 @@ def result_from_outcomes(
                                       resamples=resamples))
     horizon = None
     if errors is not None and error_classes is not None:
-        values.update(error_metrics(gold, error_classes, seed=seed, resamples=resamples))
-        rule = track_info(gold.track).errors
-        if rule is not None and rule.horizon:
-            horizon = knowledge_horizon(errors, error_classes, seed=seed, resamples=resamples)
+        figures, horizon = error_values(gold, errors, error_classes, seed=seed,
+                                        resamples=resamples if error_intervals else 0)
+        values.update(figures)
     return ScoreResult(
         track=gold.track, split=gold.split, n=len(gold),
         metrics={name: v.value for name, v in values.items()},
         ci={name: v.ci for name, v in values.items()},
         counts={name: v.count for name, v in values.items()},
         outcomes=outcomes, f1=f1, f1_any=f1_any, error_classes=error_classes,
-        horizon=horizon,
+        horizon=horizon, error_intervals=error_intervals or error_classes is None,
     )
+
+
+def error_values(gold: GoldSplit, errors: ErrorTables, error_classes: IntArray, *,
+                 resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+                 ) -> tuple[dict[str, MetricValue], Horizon | None]:
+    """The error figures of a QA score's class codes and, on a dated track, its knowledge
+    horizon: what result_from_outcomes adds to the metrics (resamples=0: no CIs, no test)."""
+    figures = error_metrics(gold, error_classes, seed=seed, resamples=resamples)
+    rule = track_info(gold.track).errors
+    horizon = (knowledge_horizon(errors, error_classes, seed=seed, resamples=resamples)
+               if rule is not None and rule.horizon else None)
+    return figures, horizon
 
 
 def compare(

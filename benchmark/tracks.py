@@ -60,6 +60,14 @@ CURPREV_WHICH: Final = ("current", "previous")
 SHARED_LABELS: Final = {"em": "EM", "em_any": "EM Any", "accuracy": "Accuracy",
                         "precision": "Precision", "recall": "Recall", "f1": "F1",
                         "auc": "ROC AUC"}
+#: The error classes' labels, and their figures' ("Outdated % of examples Static").
+ERROR_CLASS_LABELS: Final = {
+    "outdated": "Outdated", "premature": "Premature", "other_context": "Other context",
+    "wrong_place": "Wrong place", "us_default": "US default", "unrelated": "Unrelated",
+}
+_FIGURE_LABELS: Final = {"rate": "% of examples", "share": "% of errors"}
+#: The knowledge horizon's column (a year; dated tracks: TrackInfo.horizon_metrics).
+HORIZON: Final = "horizon"
 #: The lenient metrics' families (their name's start) and labels, with EM's partition label.
 _LENIENT_LABELS: Final = (("em_equiv", "EM equiv"), ("f1", "Token F1"))
 
@@ -247,6 +255,16 @@ class TrackInfo:
         source dataset "F1 (MS MARCO)"."""
         if metric in SHARED_LABELS:
             return SHARED_LABELS[metric]
+        if metric == HORIZON:
+            return "Knowledge horizon"
+        if metric in self.error_metrics:
+            name, _, rest = metric.partition("_rate")
+            kind = "rate"
+            if not _:
+                name, _, rest = metric.partition("_share")
+                kind = "share"
+            return " ".join([ERROR_CLASS_LABELS[name], _FIGURE_LABELS[kind],
+                             *([self.label("em" + rest)] if rest else [])])
         if metric.startswith("em_") and metric[3:] in self.partition_labels:
             return self.partition_labels[metric[3:]]
         if metric in self.lenient_metrics:
@@ -285,6 +303,18 @@ class TrackInfo:
             return ()
         return tuple(f"{cls}_{kind}{suffix}" for kind in ERROR_FIGURES
                      for suffix in self.error_partitions for cls in self.errors.classes)
+
+    @property
+    def horizon_metrics(self) -> tuple[str, ...]:
+        """("horizon",) on a track whose contexts are dated (the knowledge horizon's year, a
+        board column; not in the paper, never ranks), else ()."""
+        return (HORIZON,) if self.errors is not None and self.errors.horizon else ()
+
+    @property
+    def optional_metrics(self) -> tuple[str, ...]:
+        """The columns not in the paper, shown on a board only when picked and never ranking
+        it: the lenient metrics, the error figures and the knowledge horizon."""
+        return (*self.lenient_metrics, *self.error_metrics, *self.horizon_metrics)
 
     def key(self, nq_id: int, context: Mapping[str, str]) -> str:
         """The key of the example with this NQ id and context."""
@@ -590,19 +620,9 @@ METRIC_LABELS: Final[dict[str, str]] = {
 METRIC_LABELS.update(SHARED_LABELS)
 
 
-#: The error classes' labels, and their figures' ("Outdated % of examples Static").
-ERROR_CLASS_LABELS: Final = {
-    "outdated": "Outdated", "premature": "Premature", "other_context": "Other context",
-    "wrong_place": "Wrong place", "us_default": "US default", "unrelated": "Unrelated",
-}
-_FIGURE_LABELS: Final = {"rate": "% of examples", "share": "% of errors"}
 for _info in TRACK_INFO.values():
-    for _kind in ERROR_FIGURES:
-        for _suffix in _info.error_partitions:
-            for _class in _info.errors.classes if _info.errors else ():
-                METRIC_LABELS.setdefault(f"{_class}_{_kind}{_suffix}", " ".join(
-                    [ERROR_CLASS_LABELS[_class], _FIGURE_LABELS[_kind],
-                     *([METRIC_LABELS["em" + _suffix]] if _suffix else [])]))
+    for _metric in (*_info.error_metrics, *_info.horizon_metrics):
+        METRIC_LABELS.setdefault(_metric, _info.label(_metric))
 
 
 class UnknownTrackError(ValueError):

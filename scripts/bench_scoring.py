@@ -46,7 +46,10 @@ the classification alone (one class code per example from the normalized predict
 EM, as an upload computes it after EM: the cost the 1 ms target is about), the error
 figures and their CIs, the knowledge horizon, the one-off build of the split's error tables
 (once per gold split and worker), and what `score(..., errors=tables)` adds to `score()` in
-all (best minus best, and the median of alternating pairs).
+all (best minus best, and the median of alternating pairs). An upload scores with
+`error_intervals=False` (the classes and the figures, without the figures' CIs and the
+horizon's CI and test, which are completed once its response is sent): what that adds to
+`score()` is the figure the 1 ms target is about; the completion is timed apart.
 
 Usage: SITUATEDQA_DATA=/path/to/release python scripts/bench_scoring.py [--repeat 50]
 """
@@ -76,7 +79,7 @@ from benchmark.error_classes import build_error_tables, classify, error_metrics,
 from benchmark.gold import read_jsonl
 from benchmark.horizon import knowledge_horizon
 from benchmark.normalize import normalize_answer
-from benchmark.scoring import lenient_codes, outcome_codes, result_from_outcomes
+from benchmark.scoring import error_values, lenient_codes, outcome_codes, result_from_outcomes
 
 # --- the official logic, as published (eval/temp_eval.py), made to run -----------------------
 
@@ -281,6 +284,13 @@ def main() -> int:
     errors_added = added_cost(benchmark, lambda: score(
         gold, parse_predictions(data, gold), resamples=resamples, errors=tables),
         3 * args.repeat)
+    # What an upload adds before its response: the classes and the figures without their
+    # CIs (those and the horizon's test are completed after the response).
+    upload_added = added_cost(benchmark, lambda: score(
+        gold, parse_predictions(data, gold), resamples=resamples, errors=tables,
+        error_intervals=False), 3 * args.repeat)
+    errors["completed after the response"] = cpu(lambda: error_values(
+        gold, tables, classes, resamples=resamples))
     class_counts = Counter(classes.tolist())
     official = {OFFICIAL_NAMES[k]: v for k, v in runs["official"].result.items()}
     identical = all(result.metrics[name] == value for name, value in official.items())
@@ -302,6 +312,8 @@ def main() -> int:
         "error_classes_ms": {name: round(t * 1000, 3) for name, t in errors.items()},
         "error_classes_added_ms": round(errors_added[0] * 1000, 2),
         "error_classes_added_median_paired_ms": round(errors_added[1] * 1000, 2),
+        "upload_error_classes_added_ms": round(upload_added[0] * 1000, 3),
+        "upload_error_classes_added_median_paired_ms": round(upload_added[1] * 1000, 3),
         "error_class_counts": {str(code): count for code, count in sorted(class_counts.items())},
         "machine": {"cpus": os.cpu_count(), "cpu_model": cpu_model(),
                     "python": platform.python_version(),
@@ -337,11 +349,14 @@ def main() -> int:
           f"{'met' if max(best_added, paired) <= 2 else 'not met'})")
     print("situated error classes (not in the paper): " + ", ".join(
         f"{name} {t * 1000:.3f} ms" for name, t in errors.items()))
-    classify_ms = errors["classification"] * 1000
-    print(f"the classification: {classify_ms:.3f} ms CPU (target: at most 1 ms; "
-          f"{'met' if classify_ms <= 1 else 'not met'}); score(..., errors=tables) minus "
-          f"score(): best {figures['error_classes_added_ms']:.2f} ms, median of alternating "
-          f"pairs {figures['error_classes_added_median_paired_ms']:.2f} ms")
+    upload_ms = max(upload_added) * 1000
+    print(f"what an upload adds before its response, score(..., errors=tables, "
+          f"error_intervals=False) minus score(): best {upload_added[0] * 1000:.3f} ms, "
+          f"median of alternating pairs {upload_added[1] * 1000:.3f} ms (target: at most "
+          f"1 ms; {'met' if upload_ms <= 1 else 'not met'}); with the CIs and the horizon's "
+          f"test in the request, score(..., errors=tables) minus score(): best "
+          f"{figures['error_classes_added_ms']:.2f} ms, median of alternating pairs "
+          f"{figures['error_classes_added_median_paired_ms']:.2f} ms")
     return 0 if identical else 1
 
 

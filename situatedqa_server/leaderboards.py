@@ -6,7 +6,7 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, render_template, request, url_for
 
-from benchmark import SPLITS, TRACK_INFO
+from benchmark import SPLITS, TRACK_INFO, metric_card
 from benchmark.equivalence import LENIENT_RULES, lenient_family
 
 from . import insight
@@ -43,25 +43,30 @@ def show(track: str) -> str:
     return render_template("leaderboards/show.html", board=board, info=info,
                            label=info.label, splits=SPLITS, model_types=list(ModelType),
                            args=board_args(), sort_url=sort_url, notes=paper_notes(board),
-                           columns=visible_columns(board), rules=lenient_rules(track),
+                           columns=visible_columns(board), rules=optional_rules(track),
                            filtered=BoardFilter.of(board.query).active)
 
 
 def visible_columns(board: Board) -> list[str]:
-    """The table's columns: the paper's, then the lenient ones picked or sorted by.
+    """The table's columns: the paper's, then the optional ones picked or sorted by.
 
     Columns left out are not rendered at all (not rendered hidden): a page of 50 rows with
-    every lenient column costs three times the cells.
+    every optional column costs many times the cells.
     """
-    lenient = TRACK_INFO[board.query.track].lenient_metrics
+    optional = TRACK_INFO[board.query.track].optional_metrics
     wanted = {*shown_columns(), board.query.sort}
-    return [c for c in board.columns if c not in lenient or c in wanted]
+    return [c for c in board.columns if c not in optional or c in wanted]
 
 
-def lenient_rules(track: str) -> dict[str, str]:
-    """What each lenient column of a track accepts (its tooltip), by column."""
-    return {column: LENIENT_RULES[lenient_family(column) or ""]
-            for column in TRACK_INFO[track].lenient_metrics}
+def optional_rules(track: str) -> dict[str, str]:
+    """What each optional column of a track holds (its tooltip), by column: the answers a
+    lenient column accepts, the definition of an error figure or of the horizon."""
+    info = TRACK_INFO[track]
+    rules = {column: LENIENT_RULES[lenient_family(column) or ""]
+             for column in info.lenient_metrics}
+    rules.update((column, metric_card.definition(track, column))
+                 for column in (*info.error_metrics, *info.horizon_metrics))
+    return rules
 
 
 def paper_notes(board: Board) -> dict[str, Any]:

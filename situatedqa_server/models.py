@@ -21,6 +21,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
     text,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
@@ -218,6 +219,20 @@ class Score(Base):
     #: f1 then f1_any unless equal), which the outcome codes lack; None on identification
     #: tracks and on rows stored before it was recorded. Deferred: only rescoring reads it.
     f1: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)
+    #: One uint8 situated error class per gold example of a QA score (benchmark.situations.
+    #: ERROR_CLASSES' positions), which a paired comparison and an incremental rescore read;
+    #: None on identification tracks and on rows stored before they were recorded. Deferred,
+    #: and never shown per example on the test split.
+    error_classes: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)
+    #: The knowledge horizon of a dated track's score (benchmark.horizon.Horizon.to_json:
+    #: year, CI, reason when not determined, the year-binned curve); its year is also the
+    #: "horizon" metric, so boards sort by it.
+    horizon: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    #: True while the error figures lack their CIs and the horizon its CI and test: an upload
+    #: stores them without (most of their cost) and completes them after its response
+    #: (evaluation.complete_errors; a read of the submission completes a row left so).
+    errors_pending: Mapped[bool] = mapped_column(Boolean, default=False,
+                                                 server_default=false())
     scored_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     submission: Mapped[Submission] = relationship(back_populates="scores")
     gold_version: Mapped[GoldVersion] = relationship()

@@ -74,6 +74,24 @@ class Error(BaseModel):
     error: ErrorDetail
 
 
+class Horizon(BaseModel):
+    """The knowledge horizon (not in the paper): the latest year up to which the answers
+    track the gold, the change point of EM by the year an answer took effect."""
+
+    model_config = ConfigDict(extra="forbid")
+    year: int | None = Field(description="The change point; null when not determined.")
+    ci: Annotated[list[int], Field(min_length=2, max_length=2)] | None = Field(
+        description="Its 95% bootstrap CI in years [low, high].")
+    identified: Annotated[list[int], Field(min_length=2, max_length=2)] | None = Field(
+        description="The years the data cannot tell apart from `year`.")
+    determined: bool
+    reason: str | None = Field(description="Why it is not determined (null when it is).")
+    p_value: float | None = Field(description="The drop's p-value (null without resamples).")
+    n: int = Field(description="The examples behind it: answers that replaced an earlier one.")
+    bins: list[Annotated[list[int], Field(min_length=3, max_length=3)]] = Field(
+        description="The curve: [year the answer took effect, examples, right] per year.")
+
+
 class Submission(BaseModel):
     """A submission with its scores (those of shown_submission_id when withheld)."""
 
@@ -100,6 +118,9 @@ class Submission(BaseModel):
     metrics: Metrics
     ci: Intervals
     counts: Counts
+    horizon: Horizon | None = Field(None, description=(
+        "The knowledge horizon of a score on a dated track (temp); its year is also the "
+        "`horizon` metric. Absent elsewhere."))
     description: str
     paper_url: str | None
     code_url: str | None
@@ -266,7 +287,7 @@ def split_columns(track: str) -> dict[str, list[str]]:
         by_split = {split: columns_of(track, split) for split in SPLITS}
     except GoldUnavailable:  # identification's per-source columns need the gold
         info = TRACK_INFO[track]
-        by_split = {split: [*info.metrics, *info.lenient_metrics] for split in SPLITS}
+        by_split = {split: [*info.metrics, *info.optional_metrics] for split in SPLITS}
     return {split: [*columns, *TEXT_COLUMNS] for split, columns in by_split.items()}
 
 

@@ -15,7 +15,7 @@ from .auth import login_required
 from .extensions import config_limit, db, limiter
 from .forms import ActionForm, SubmissionForm
 from .models import Score, Submission
-from .services import evaluation, gold_store, ladder, quotas, scoring, visibility
+from .services import error_figures, evaluation, gold_store, ladder, quotas, scoring, visibility
 from .services.duplicates import DuplicateSubmission
 
 bp = Blueprint("submissions", __name__, url_prefix="/submissions")
@@ -92,8 +92,11 @@ def detail(submission_id: int) -> str:
     score = scoring.score_for(submission)
     own = visibility.owns(g.user, submission)
     info = TRACK_INFO[submission.track]
+    errors = error_figures.breakdown(submission.track, score.metrics, score.ci,
+                                     score.counts) if score else []
     return render_template("submissions/detail.html", submission=submission, score=score,
-                           info=info, label=info.label, own=own,
+                           info=info, label=info.label, own=own, errors=errors,
+                           optional=set(info.error_metrics) | set(info.horizon_metrics),
                            action=ActionForm(), withheld=ladder.message(submission))
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from benchmark import HIDDEN_SPLIT, GoldSplit, compare
+from benchmark.error_classes import compare_errors
 from benchmark.metrics import FN, FP, TN, TP
 from benchmark.scoring import CORRECT, CORRECT_ANY
 
@@ -39,6 +40,13 @@ def codes(score: Score) -> np.ndarray:
     return np.frombuffer(score.outcomes, dtype=np.uint8).astype(np.int64)
 
 
+def error_codes(score: Score) -> np.ndarray | None:
+    """A QA score's per-example error classes (None: a row stored without them)."""
+    if score.error_classes is None:
+        return None
+    return np.frombuffer(score.error_classes, dtype=np.uint8).astype(np.int64)
+
+
 @dataclass
 class Comparison:
     """A minus B per metric, and on dev/train the examples where their answers differ."""
@@ -59,6 +67,10 @@ def compare_scores(a: Submission, score_a: Score, b: Submission, score_b: Score,
     if outcomes_a.shape != outcomes_b.shape or len(outcomes_a) != len(gold):
         raise NotComparable("the two scores do not cover the same examples")
     differences = compare(gold, outcomes_a, outcomes_b, resamples=resamples, lenient=True)
+    classes_a, classes_b = error_codes(score_a), error_codes(score_b)
+    if classes_a is not None and classes_b is not None and classes_a.shape == outcomes_a.shape:
+        # The paired difference of each error figure (not in the paper), on the same draws.
+        differences.update(compare_errors(gold, classes_a, classes_b, resamples=resamples))
     rows = [{"metric": name, "a": score_a.metrics.get(name), "b": score_b.metrics.get(name),
              "difference": d.difference, "ci": d.ci, "p_value": d.p_value, "count": d.count}
             for name, d in differences.items()]

@@ -29,7 +29,7 @@ from typing import Any
 
 import msgspec
 import numpy as np
-from flask import current_app
+from flask import Response, after_this_request, current_app, has_request_context
 from sqlalchemy import DateTime, Integer, delete, exists, literal, or_, select, text, update
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -38,6 +38,7 @@ from benchmark import (
     TRACK_INFO,
     FileTooLargeError,
     GoldError,
+    GoldSet,
     GoldSplit,
     Predictions,
     ScoreResult,
@@ -47,7 +48,11 @@ from benchmark import (
     score,
     wrong_split_hint,
 )
+from benchmark.error_classes import ErrorTables
+from benchmark.horizon import Horizon
 from benchmark.incremental import encode_f1, split_digest
+from benchmark.scoring import error_values
+from benchmark.tracks import HORIZON
 from benchmark.versions import realign
 
 from ..extensions import db, prebuilt, upsert_insert
@@ -151,8 +156,12 @@ def read_upload(inputs: GoldSplit, data: bytes, filename: str,
     """Parse and score an uploaded file against the inputs it answers (ValidationError)."""
     chosen = settings()
     predictions = parse_predictions(data, inputs, filename=filename, max_bytes=chosen.max_bytes)
+    # In a request, the error figures' CIs and the horizon's test wait for after the
+    # response (they cost more than the rest of the score: complete_after_response).
     result = score(inputs, predictions,
-                   resamples=chosen.resamples if resamples is None else resamples)
+                   resamples=chosen.resamples if resamples is None else resamples,
+                   errors=gold_store.error_tables_of(inputs),
+                   error_intervals=not has_request_context())
     return Predicted(predictions, inputs, result)
 
 
@@ -260,16 +269,121 @@ def finite(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
+def _interval(interval: Sequence[float] | None) -> list[float | None] | None:
+    """A CI for JSON: None unless both ends are finite."""
+    if not interval or not all(map(math.isfinite, interval)):
+        return None
+    return [finite(v) for v in interval]
+
+
+def _with_horizon(metrics: dict[str, Any], ci: dict[str, Any], counts: dict[str, Any],
+                  horizon: Horizon | None) -> dict[str, Any] | None:
+    """The horizon's year as a column too (boards sort by it; None: not determined); its
+    JSON for the horizon column."""
+    if horizon is None:
+        return None
+    metrics[HORIZON] = horizon.year
+    ci[HORIZON] = list(horizon.ci) if horizon.ci else None
+    counts[HORIZON] = horizon.n
+    return horizon.to_json()
+
+
 def score_columns(result: ScoreResult) -> dict[str, Any]:
     """A score row's columns from a benchmark result, ids aside (NaN stored as null)."""
     metrics = {name: finite(value) for name, value in result.metrics.items()}
-    ci = {name: ([finite(v) for v in interval] if interval and all(map(math.isfinite, interval))
-                 else None) for name, interval in result.ci.items()}
+    ci = {name: _interval(interval) for name, interval in result.ci.items()}
+    counts = dict(result.counts)
+    horizon = _with_horizon(metrics, ci, counts, result.horizon)
+    classes = (None if result.error_classes is None
+               else np.asarray(result.error_classes, dtype=np.uint8).tobytes())
     return {"track": result.track, "split": result.split, "n": result.n, "metrics": metrics,
-            "ci": ci, "counts": dict(result.counts),
+            "ci": ci, "counts": counts,
             "primary_metric": metrics.get(TRACK_INFO[result.track].primary),
             "outcomes": np.asarray(result.outcomes, dtype=np.uint8).tobytes(),
-            "f1": encode_f1(result.f1, result.f1_any), "scored_at": utcnow()}
+            "f1": encode_f1(result.f1, result.f1_any), "error_classes": classes,
+            "horizon": horizon, "errors_pending": not result.error_intervals,
+            "scored_at": utcnow()}
+
+
+def completed_columns(row: Score) -> dict[str, Any] | None:
+    """The columns of a row stored with errors_pending once completed: its error figures'
+    CIs and its horizon's CI and test added from its class codes, the numbers a full score
+    gives; None when the row is complete (or its gold has no error tables)."""
+    if not row.errors_pending or row.error_classes is None:
+        return None
+    gold = gold_store.gold_of(row.gold_version)
+    split = gold.get(row.track, row.split)
+    tables = gold_store.error_tables_in(gold, split)
+    if tables is None:
+        return None
+    codes = np.frombuffer(row.error_classes, dtype=np.uint8).astype(np.int64)
+    figures, horizon = error_values(split, tables, codes, resamples=settings().resamples)
+    metrics, ci, counts = dict(row.metrics), dict(row.ci), dict(row.counts)
+    for name, value in figures.items():
+        metrics[name], ci[name], counts[name] = (finite(value.value), _interval(value.ci),
+                                                 value.count)
+    return {"id": row.id, "metrics": metrics, "ci": ci, "counts": counts,
+            "horizon": _with_horizon(metrics, ci, counts, horizon), "errors_pending": False}
+
+
+def complete_errors(rows: Iterable[Score]) -> int:
+    """Complete rows stored with errors_pending (completed_columns) in the session, not
+    committed; how many changed."""
+    done = 0
+    for row in rows:
+        columns = completed_columns(row)
+        if columns is not None:
+            for name, value in columns.items():
+                setattr(row, name, value)
+            done += 1
+    return done
+
+
+def shown_complete(row: Score) -> Score:
+    """A row as a page or the API shows it: completed in memory when its completion has not
+    run (nothing is written: a read never takes the write lock; a rescore stores it)."""
+    columns = completed_columns(row)
+    for name, value in (columns or {}).items():
+        set_committed_value(row, name, value)
+    return row
+
+
+def complete_after_response(score_ids: Sequence[int]) -> None:
+    """Complete an upload's pending rows once its response is sent; committed (outside a
+    request nothing is pending: read_upload scores in full). The figures are computed before
+    the write lock is taken, and only rows still pending are written. A failure is logged:
+    reads show the rows complete, a rescore stores them."""
+    if not score_ids or not has_request_context():
+        return
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+
+    def complete() -> None:
+        with app.app_context():
+            try:
+                updates = {columns["id"]: columns for row in db.session.scalars(
+                    select(Score).where(Score.id.in_(score_ids),
+                                        Score.errors_pending.is_(True)))
+                    if (columns := completed_columns(row)) is not None}
+                db.session.rollback()  # the read ends here; the write takes its own lock
+                if not updates:
+                    return
+                if db.session.get_bind().dialect.name == "sqlite":
+                    db.session.connection(execution_options={"sqlite_immediate": True})
+                # Through the loaded rows, so that only their boards' stamps move.
+                for row in db.session.scalars(select(Score).where(
+                        Score.id.in_(list(updates)), Score.errors_pending.is_(True))):
+                    for name, value in updates[row.id].items():
+                        if name != "id":
+                            setattr(row, name, value)
+                db.session.commit()
+            except Exception:
+                db.session.rollback()
+                log.exception("completing the error figures of scores %s", list(score_ids))
+
+    @after_this_request
+    def later(response: Response) -> Response:
+        response.call_on_close(complete)
+        return response
 
 
 def score_values(submission_id: int, version_id: int, result: ScoreResult) -> dict[str, Any]:
@@ -333,8 +447,7 @@ def score_into(version: GoldVersion, sources: Sequence[Source], *,
     stored = [(i, s) for i, s in enumerate(sources) if isinstance(s, Submission)]
     for i, source in enumerate(sources):
         if isinstance(source, Predicted):
-            evaluated.results[i] = _score_predicted(source, gold.get(
-                source.inputs.track, source.inputs.split), chosen)
+            evaluated.results[i] = _score_predicted(source, gold, chosen)
     if not stored:
         return evaluated
     parent_id, carried = (carriable(version, [s for _, s in stored]) if incremental
@@ -351,13 +464,23 @@ def score_into(version: GoldVersion, sources: Sequence[Source], *,
     return evaluated
 
 
-def _score_predicted(source: Predicted, target: GoldSplit, chosen: Settings) -> ScoreResult:
-    """Predictions in hand against a target split: their own result where it is the same."""
+def _score_predicted(source: Predicted, gold: GoldSet, chosen: Settings) -> ScoreResult:
+    """Predictions in hand against a version's split: their own result where it is the same
+    (the same examples and the same error tables: those also read the companion split)."""
+    target = gold.get(source.inputs.track, source.inputs.split)
+    tables = gold_store.error_tables_in(gold, target)
     if target is source.inputs or target.examples == source.inputs.examples:
-        if source.result is not None:
+        if source.result is not None and _same_tables(
+                tables, gold_store.error_tables_of(source.inputs)):
             return source.result
-        return score(target, source.predictions, resamples=chosen.resamples)
-    return score(target, realign(source.predictions, target), resamples=chosen.resamples)
+        return score(target, source.predictions, resamples=chosen.resamples, errors=tables)
+    return score(target, realign(source.predictions, target), resamples=chosen.resamples,
+                 errors=tables)
+
+
+def _same_tables(a: ErrorTables | None, b: ErrorTables | None) -> bool:
+    """Whether two splits' error tables classify every prediction alike."""
+    return a is b or (a is not None and b is not None and a.situated == b.situated)
 
 
 #: (version gold, donor gold) → boards whose examples are identical in both, per process.
@@ -404,8 +527,10 @@ def _from_outcomes(version: GoldVersion, parent_id: int,
     ids = [s.id for _, s in pending]
     if not ids:
         return []
-    found = {sid: (outcomes, f1, stored) for sid, outcomes, f1, stored in db.session.execute(
-        select(Score.submission_id, Score.outcomes, Score.f1, Submission.predictions)
+    found = {sid: (outcomes, f1, classes, stored)
+             for sid, outcomes, f1, classes, stored in db.session.execute(
+        select(Score.submission_id, Score.outcomes, Score.f1, Score.error_classes,
+               Submission.predictions)
         .join(Submission, Submission.id == Score.submission_id)
         .where(Score.gold_version_id == parent_id, Score.submission_id.in_(ids),
                Submission.predictions.is_not(None))) if stored is not None}
@@ -418,8 +543,11 @@ def _from_outcomes(version: GoldVersion, parent_id: int,
         board = (submission.track, submission.split)
         result = None
         if submission.id in found and board in gold.splits and board in parent_gold.splits:
-            result = _incremental_result(parent_gold.splits[board], gold.splits[board],
-                                         submission, *found[submission.id], chosen)
+            parent, target = parent_gold.splits[board], gold.splits[board]
+            tables = (gold_store.error_tables_in(parent_gold, parent),
+                      gold_store.error_tables_in(gold, target))
+            result = _incremental_result(parent, target, submission, *found[submission.id],
+                                         chosen, tables)
         if result is None:
             rest.append((position, submission))
         else:
@@ -429,10 +557,13 @@ def _from_outcomes(version: GoldVersion, parent_id: int,
 
 
 def _incremental_result(parent: GoldSplit, target: GoldSplit, submission: Submission,
-                        outcomes: bytes, f1: bytes | None, stored: bytes,
-                        chosen: Settings) -> ScoreResult | None:
+                        outcomes: bytes, f1: bytes | None, classes: bytes | None,
+                        stored: bytes, chosen: Settings,
+                        tables: tuple[ErrorTables | None, ErrorTables | None]
+                        ) -> ScoreResult | None:
     """A submission's score from its parent row and stored predictions; None if they cannot
-    give it (a row older than the lenient metrics or of another length, unknown inputs)."""
+    give it (a row older than the lenient metrics or the error classes, or of another
+    length, unknown inputs). `tables` are the (parent, target) splits' error tables."""
     try:
         predictions = incremental.decode_predictions(stored)
         f1_values = incremental.decode_f1(f1, len(parent)) if f1 is not None else None
@@ -447,9 +578,16 @@ def _incremental_result(parent: GoldSplit, target: GoldSplit, submission: Submis
     if keys is None:
         return None
     try:
+        if tables[1] is None:
+            return incremental.rescore(
+                parent, target, np.frombuffer(outcomes, dtype=np.uint8), predictions, keys,
+                f1_values, resamples=chosen.resamples)
+        if tables[0] is None or classes is None:
+            return None
         return incremental.rescore(
             parent, target, np.frombuffer(outcomes, dtype=np.uint8), predictions, keys,
-            f1_values, resamples=chosen.resamples)
+            f1_values, resamples=chosen.resamples, errors=(tables[0], tables[1]),
+            parent_error_classes=np.frombuffer(classes, dtype=np.uint8))
     except ValueError:
         return None
 
@@ -476,7 +614,8 @@ def _in_full(version: GoldVersion, pending: list[tuple[int, Submission]],
                            if s.file_sha256 in files else None)
         target = gold.get(s.track, s.split)
         evaluated.results[position] = score(target, realign(read.predictions, target),
-                                            resamples=chosen.resamples)
+                                            resamples=chosen.resamples,
+                                            errors=gold_store.error_tables_in(gold, target))
         blob = incremental.encode_predictions(read.predictions)
         if have.get(s.id) != blob:
             evaluated.predictions.append({"id": s.id, "predictions": blob})
@@ -494,6 +633,13 @@ def store(evaluated: Evaluated, sources: Sequence[Source], *, replace: bool = Fa
                                                Score.submission_id.in_(ids)))
     if evaluated.parent_id is not None:
         copy_rows(evaluated.version_id, evaluated.parent_id, evaluated.carried)
+        if evaluated.carried:
+            # A carried upload row whose completion has not run yet is completed here, so a
+            # rescore writes only complete rows (a few, if any: uploads complete themselves).
+            db.session.flush()
+            complete_errors(db.session.scalars(select(Score).where(
+                Score.gold_version_id == evaluated.version_id,
+                Score.errors_pending.is_(True))))
     insert_scores([score_values(source.id, evaluated.version_id, result)
                    for source, result in zip(sources, evaluated.results, strict=True)
                    if isinstance(source, Submission) and result is not None])
@@ -514,7 +660,8 @@ def insert_scores(rows: list[dict[str, Any]]) -> None:
 
 #: The columns a carried-over row copies from its parent row.
 COPIED_COLUMNS = ("submission_id", "track", "split", "n", "metrics", "ci", "counts",
-                  "primary_metric", "outcomes", "f1")
+                  "primary_metric", "outcomes", "f1", "error_classes", "horizon",
+                  "errors_pending")
 
 
 def copy_rows(version_id: int, parent_id: int, submission_ids: set[int]) -> None:

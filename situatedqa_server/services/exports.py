@@ -85,6 +85,8 @@ def metric_name(track: str, name: str) -> str:
     label = info.label(name)
     if lenient_of(track, name):
         return label + LENIENT_SUFFIX
+    if name in info.error_metrics or name in info.horizon_metrics:
+        return label + " (not in the paper)"
     if name.startswith("em_") and name.removeprefix("em_") in info.partition_labels:
         return f"EM ({label})"
     return label
@@ -96,6 +98,11 @@ def metric_type(track: str, name: str) -> str:
     family = lenient_of(track, name)
     if family is not None:
         return LENIENT_METRIC_TYPES[family]
+    info = TRACK_INFO[track]
+    if name in info.error_metrics:
+        return "situatedqa_error_" + ("rate" if "_rate" in name else "share")
+    if name in info.horizon_metrics:
+        return "situatedqa_knowledge_horizon"
     return HF_METRIC_TYPES.get(name.split("_")[0], name)
 
 

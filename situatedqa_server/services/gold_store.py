@@ -18,7 +18,16 @@ from typing import Any
 import msgspec
 from sqlalchemy import func, or_, select
 
-from benchmark import HIDDEN_SPLIT, Example, GoldError, GoldSet, GoldSplit, import_release
+from benchmark import (
+    HIDDEN_SPLIT,
+    TRACK_INFO,
+    Example,
+    GoldError,
+    GoldSet,
+    GoldSplit,
+    import_release,
+)
+from benchmark.error_classes import ErrorTables, error_tables
 from benchmark.scoring import warm_lenient
 
 from ..extensions import db
@@ -157,6 +166,28 @@ def load(sha256: str) -> GoldSet:
     return gold
 
 
+def error_tables_in(gold: GoldSet, split: GoldSplit) -> ErrorTables | None:
+    """The error tables of one of a gold set's splits (built once per split and cached);
+    None for a track without error classes, or when the set lacks the companion split the
+    track's rule needs (a hand-built gold set: its scores then have no error figures)."""
+    info = TRACK_INFO[split.track]
+    if info.errors is None:
+        return None
+    try:
+        return error_tables(gold, split.track, split.split)
+    except GoldError:
+        return None
+
+
+def error_tables_of(split: GoldSplit) -> ErrorTables | None:
+    """error_tables_in of the parsed gold set that holds this very split (an upload's
+    inputs), else None."""
+    with _cache_lock:
+        holders = [gold for gold in _cache.values()
+                   if gold.splits.get((split.track, split.split)) is split]
+    return error_tables_in(holders[0], split) if holders else None
+
+
 def clear_cache() -> None:
     """Forget every parsed gold set (the next use reads the database again)."""
     with _cache_lock:
@@ -279,4 +310,5 @@ def warm_up() -> str | None:
             # uploads, rare, build theirs on first use: it would cost every worker memory).
             if split.split != "train":
                 warm_lenient(split)
+                error_tables_in(gold, split)  # the error classes' lookups, likewise
     return None

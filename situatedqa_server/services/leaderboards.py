@@ -109,12 +109,13 @@ class Board:
 def columns_of(track: str, split: str) -> list[str]:
     """The track's metric columns; identification adds F1 per source dataset and ROC AUC.
 
-    QA tracks end with their lenient columns (em_equiv, token f1: not in the paper), which
-    the page shows only when picked; they never rank.
+    QA tracks end with their optional columns (not in the paper: the lenient metrics, the
+    error figures, the knowledge horizon), which the page shows only when picked; they
+    never rank.
     """
     info = TRACK_INFO[track]
     if not info.identification:
-        return [*info.metrics, *info.lenient_metrics]
+        return [*info.metrics, *info.optional_metrics]
     # The sources come from the gold, which changes only with the every-board stamp.
     every = board_cache.stamp(track, split).every
     return list(board_cache.cache().shared(every, ("columns", track, split),

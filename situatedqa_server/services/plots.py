@@ -180,7 +180,8 @@ GROUP_COLORS = (COLOR, "#8c6d1f", "#5f8f5a", "#777777")
 
 def metric_groups(track: str, names: Any) -> list[tuple[str, list[str]]]:
     """A QA score's metrics in groups: the paper's (in its order), then each lenient family
-    (on the same partitions, in the same order), then anything else stored."""
+    (on the same partitions, in the same order), then anything else stored but the error
+    figures and the horizon (the submission page draws those apart)."""
     info = TRACK_INFO[track]
     paper = [n for n in info.metrics if n in names]
     groups = [(PAPER_GROUP, paper)]
@@ -188,7 +189,8 @@ def metric_groups(track: str, names: Any) -> list[tuple[str, list[str]]]:
         groups.append((title, [n for n in info.lenient_metrics
                                if n in names and lenient_family(n) == family]))
     grouped = {n for _, members in groups for n in members}
-    groups.append(("other", [n for n in names if n not in grouped]))
+    apart = {*info.error_metrics, *info.horizon_metrics}
+    groups.append(("other", [n for n in names if n not in grouped and n not in apart]))
     return groups
 
 

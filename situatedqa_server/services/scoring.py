@@ -129,7 +129,9 @@ def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionM
         audit.add_now("publish", submission.id, user)
     if before_commit is not None:
         before_commit(submission, shown)
+    pending = [row.id for row in scores if row.errors_pending]  # read before the commit
     db.session.commit()
+    evaluation.complete_after_response(pending)
     return submission, shown
 
 
@@ -183,8 +185,10 @@ def score_for(submission: Submission) -> Score | None:
     an unreleased submission's own test scores never leave this module.
     """
     version = gold_store.active_version()
-    return db.session.scalar(select(Score).where(
+    row = db.session.scalar(select(Score).where(
         Score.submission_id == shown_id(submission), Score.gold_version_id == version.id))
+    # An upload's row whose completion has not run yet is shown complete (never written).
+    return evaluation.shown_complete(row) if row is not None else None
 
 
 def example_rows(submission: Submission) -> list[dict[str, Any]]:
@@ -201,4 +205,7 @@ def score_payload(row: Score | None) -> dict[str, Any]:
     """Metrics, CIs and counts in the CLI's --json shape."""
     if row is None:
         return {"metrics": {}, "ci": {}, "counts": {}, "n": None}
-    return {"n": row.n, "metrics": row.metrics, "ci": row.ci, "counts": row.counts}
+    payload = {"n": row.n, "metrics": row.metrics, "ci": row.ci, "counts": row.counts}
+    if row.horizon is not None:
+        payload["horizon"] = row.horizon
+    return payload

@@ -184,3 +184,37 @@ def test_pages_pass_axe(with_baselines: dict[str, Any]) -> None:
             # reported as failed requests: leave each page once it is done.
             page.wait_for_load_state("networkidle")
         assert problems == []
+
+
+def test_error_columns_are_picked_on_the_board_and_drawn_on_the_submission_page(
+        with_baselines: dict[str, Any]) -> None:
+    """The error classes in a real browser: picked from the board's column picker they
+    appear as columns; the submission page draws a bar per partition and the horizon; both
+    pages pass axe."""
+    ids = with_baselines["ids"]
+    with chromium(with_baselines) as (browser, url):
+        problems: list[str] = []
+        page = open_page(browser, SIZES[0], problems)
+        log_in(page, url, "alice")
+        page.goto(f"{url}/leaderboards/geo?split=dev")
+        page.wait_for_load_state("networkidle")
+        assert page.locator("th[data-column='us_default_rate']").count() == 0
+        page.click("details.column-picker summary")
+        page.check("input[name=show][value='us_default_rate']")
+        page.click("form.filters button[type=submit]")
+        page.wait_for_load_state("networkidle")
+        header = page.locator("th[data-column='us_default_rate']")
+        assert header.is_visible() and "US default" in header.inner_text()
+        assert "not in the paper" in header.inner_text()
+        assert serious_axe_violations(page) == [], page.url
+        page.wait_for_load_state("networkidle")  # its charts loaded, not cut by the goto
+        page.goto(f"{url}/submissions/{ids['strong-dev']}")
+        section = page.locator("#error-classes")
+        assert section.is_visible()
+        bars = page.locator("figure.error-bar svg[role=img]")
+        assert bars.count() == 4  # All, Static, Sampled, Start
+        assert "Right" in (bars.first.get_attribute("aria-label") or "")
+        assert page.locator("#horizon-value").is_visible()
+        assert serious_axe_violations(page) == [], page.url
+        page.wait_for_load_state("networkidle")
+        assert problems == []

@@ -75,6 +75,7 @@ def test_login_submit_list_show_leaderboard(live: dict[str, Any], tmp_path: Path
     assert "metric" in submitted.output and "95% CI" in submitted.output
 
     listed = run(live, tmp_path, "list")
+    print("LISTED", listed.output)
     assert listed.exit_code == 0 and "half right" in listed.output and "public" in listed.output
     assert listed.output.splitlines()[0].split() == ["id", "track", "split", "visible",
                                                      "primary", "method"]

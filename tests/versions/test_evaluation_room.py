@@ -72,6 +72,9 @@ def test_every_path_to_a_score_row_gives_the_same_row(
     during = uploaded(client, "during", data, release_gold)
     with app.app_context():
         by_upload = row_of(during, "2023-06")
+        # The error classes and the horizon are among the columns compared below.
+        assert by_upload["error_classes"] is not None and by_upload["horizon"] is not None
+        assert "outdated_rate_static" in by_upload["metrics"]
         assert jobs.run_inline(job_id).status == "done"
         by_job = row_of(first, "2023-06")  # incremental: from the parent's outcomes
         assert by_job == by_upload

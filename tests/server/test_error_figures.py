@@ -1,0 +1,220 @@
+"""The situated error figures and the knowledge horizon on the server (not in the paper).
+
+An upload stores them with its score, equal to the benchmark's own score of the same file
+with the split's error tables, and leaves the paper's metrics as they were. They are in the
+submission API (with the horizon's curve), the board JSON, the CSV and the OpenAPI columns;
+the board page shows them only when picked; the submission page draws them per partition,
+on the test split too (aggregates only); the compare page gives their paired differences.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import defaultdict
+
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import select
+
+from benchmark import TRACK_INFO, GoldSet, parse_predictions, score
+from benchmark.error_classes import error_tables
+from benchmark.situations import date_span
+from situatedqa_server.extensions import db
+from situatedqa_server.models import Score
+
+from .conftest import TEST_CONFIG, api_upload, new_token, register
+
+
+def earliest_answer_file(gold: GoldSet, split: str) -> bytes:
+    """temp: every example answered with the answer of its question's earliest dated context
+    (a stale model: the later contexts' answers come out outdated or right)."""
+    examples = gold.get("temp", split).examples
+    first: dict[int, str] = {}
+    since: dict[int, int] = {}
+    for example in examples:
+        span = date_span(example.context["date"])
+        if span is not None and span[0] < since.get(example.id, 1 << 62):
+            since[example.id], first[example.id] = span[0], example.answers[0]
+    for example in examples:
+        first.setdefault(example.id, example.answers[0])
+    return "".join(json.dumps({"key": e.key, "prediction": first[e.id]}) + "\n"
+                   for e in examples).encode()
+
+
+def us_answer_file(gold: GoldSet, split: str) -> bytes:
+    """geo: every example answered with its question's United States answer where it has
+    one, else its own first answer."""
+    examples = gold.get("geo", split).examples
+    us: dict[int, str] = {}
+    for example in examples:
+        if example.context["location"].lower() == "united states":
+            us[example.id] = example.answers[0]
+    by_id: dict[int, list[str]] = defaultdict(list)
+    for example in examples:
+        by_id[example.id].append(us.get(example.id, example.answers[0]))
+    return "".join(json.dumps({"key": e.key, "prediction": us.get(e.id, e.answers[0])}) + "\n"
+                   for e in examples).encode()
+
+
+def expected(release_gold: GoldSet, track: str, split: str, data: bytes) -> object:
+    """The benchmark's score of a file with the split's error tables (the server's resamples)."""
+    gold = release_gold.get(track, split)
+    predictions = parse_predictions(data, gold, filename="predictions.jsonl")
+    return score(gold, predictions, resamples=TEST_CONFIG["BOOTSTRAP_RESAMPLES"],
+                 errors=error_tables(release_gold, track, split))
+
+
+def test_an_upload_stores_the_benchmarks_error_figures_and_horizon(
+        client: FlaskClient, release_gold: GoldSet) -> None:
+    register(client, "stale")
+    token = new_token(client)
+    data = earliest_answer_file(release_gold, "dev")
+    upload = api_upload(client, token, release_gold.get("temp", "dev"), data, public="true")
+    assert upload.status_code == 201, upload.get_json()
+    body = upload.get_json()
+    want = expected(release_gold, "temp", "dev", data)
+    info = TRACK_INFO["temp"]
+    # The upload's own response has the figures; their CIs follow it (complete_errors).
+    for name in info.error_metrics:
+        assert body["metrics"][name] == want.metrics[name], name  # type: ignore[attr-defined]
+        assert body["ci"][name] is None, name
+    assert body["metrics"]["outdated_rate"] > 20  # the crafted file is mostly stale
+    # The response is not closed: a read of the submission completes the row itself.
+    body = client.get(f"/api/v1/submissions/{body['id']}",
+                      headers={"Authorization": f"Bearer {token}"}).get_json()
+    for name in info.error_metrics:
+        assert body["metrics"][name] == want.metrics[name], name  # type: ignore[attr-defined]
+        ci = want.ci[name]  # type: ignore[attr-defined]
+        assert body["ci"][name] == (list(ci) if ci else None), name
+        assert body["counts"][name] == want.counts[name], name  # type: ignore[attr-defined]
+    # The paper's metrics are those of a score without error tables, bit for bit.
+    plain = score(release_gold.get("temp", "dev"),
+                  parse_predictions(data, release_gold.get("temp", "dev"),
+                                    filename="predictions.jsonl"),
+                  resamples=TEST_CONFIG["BOOTSTRAP_RESAMPLES"])
+    for name in info.metrics:
+        assert body["metrics"][name] == plain.metrics[name], name
+    horizon = want.horizon.to_json()  # type: ignore[attr-defined]
+    assert body["horizon"] == horizon
+    assert body["metrics"]["horizon"] == horizon["year"]
+    assert body["ci"]["horizon"] == horizon["ci"]
+    # The same on the submission's own endpoint.
+    again = client.get(f"/api/v1/submissions/{body['id']}",
+                       headers={"Authorization": f"Bearer {token}"}).get_json()
+    assert again["horizon"] == horizon and again["metrics"] == body["metrics"]
+
+
+def test_the_board_shows_error_columns_only_when_picked(client: FlaskClient,
+                                                        release_gold: GoldSet) -> None:
+    register(client, "placer")
+    token = new_token(client)
+    gold = release_gold.get("geo", "dev")
+    data = us_answer_file(release_gold, "dev")
+    upload = api_upload(client, token, gold, data, public="true")
+    assert upload.status_code == 201, upload.get_json()
+    upload.close()  # as a WSGI server does once it has sent it: the CIs are completed then
+    want = expected(release_gold, "geo", "dev", data)
+    us_default = want.metrics["us_default_rate"]  # type: ignore[attr-defined]
+    assert us_default and us_default > 5
+
+    page = client.get("/leaderboards/geo?split=dev").get_data(as_text=True)
+    assert 'data-column="us_default_rate"' not in page  # off by default
+    assert 'value="us_default_rate"' in page and "Error classes" in page  # in the picker
+    picked = client.get("/leaderboards/geo?split=dev&show=us_default_rate").get_data(
+        as_text=True)
+    assert 'data-column="us_default_rate"' in picked
+    assert f"{us_default:.2f}" in picked
+
+    board = client.get("/api/v1/leaderboards/geo?split=dev&sort=us_default_rate").get_json()
+    assert set(TRACK_INFO["geo"].error_metrics) <= set(board["columns"])
+    entry = next(e for e in board["entries"] if e["id"] == upload.get_json()["id"])
+    assert entry["metrics"]["us_default_rate"] == us_default
+    assert entry["rank"] is not None  # sorting by it does not change what ranks the board
+
+    rows = list(csv.DictReader(io.StringIO(
+        client.get("/leaderboards/geo.csv?split=dev").get_data(as_text=True))))
+    mine = next(r for r in rows if r["method_name"] == "test method")
+    assert float(mine["us_default_rate"]) == round(us_default, 2) or abs(
+        float(mine["us_default_rate"]) - us_default) < 1e-6
+    assert mine["us_default_rate_lo"] != ""
+
+
+def test_the_openapi_lists_the_error_columns_and_the_horizon(client: FlaskClient) -> None:
+    spec = client.get("/api/v1/openapi.json").get_json()
+    text = json.dumps(spec)
+    assert "outdated_rate_static" in text and "us_default_share_common" in text
+    assert "Horizon" in spec["components"]["schemas"]
+
+
+def test_the_submission_page_draws_the_classes_and_the_horizon_on_test(
+        client: FlaskClient, release_gold: GoldSet) -> None:
+    register(client, "tester")
+    token = new_token(client)
+    data = earliest_answer_file(release_gold, "test")
+    upload = api_upload(client, token, release_gold.get("temp", "test"), data)
+    assert upload.status_code == 201, upload.get_json()
+    page = client.get(f"/submissions/{upload.get_json()['id']}").get_data(as_text=True)
+    assert 'id="error-classes"' in page and "How the answers are wrong" in page
+    assert page.count('<figure class="error-bar">') == len(TRACK_INFO["temp"].error_partitions)
+    assert 'id="horizon-value"' in page
+    # The main table keeps the paper's and the lenient metrics; error figures are apart.
+    assert 'data-metric="outdated_rate_static"' not in page
+    # Aggregates only on test: no per-example browser.
+    examples = client.get(f"/submissions/{upload.get_json()['id']}/examples")
+    assert examples.status_code == 404
+
+
+def test_compare_gives_the_paired_difference_of_each_error_figure(
+        app: Flask, client: FlaskClient, release_gold: GoldSet) -> None:
+    register(client, "pair")
+    token = new_token(client)
+    gold = release_gold.get("temp", "dev")
+    stale = api_upload(client, token, gold, earliest_answer_file(release_gold, "dev"),
+                       public="true").get_json()
+    right = api_upload(client, token, gold, method_name="right").get_json()
+    page = client.get(f"/insight/compare?a={stale['id']}&b={right['id']}")
+    assert page.status_code == 200, page.get_data(as_text=True)[:500]
+    text = page.get_data(as_text=True)
+    assert "Outdated % of examples" in text
+
+
+def test_a_completed_upload_row_is_the_row_a_full_rescore_writes(
+        app: Flask, client: FlaskClient, release_gold: GoldSet) -> None:
+    """The upload defers the error CIs and the horizon's test; completed, its row is every
+    column of what scoring the file in full gives (the rescore rewrites it in place)."""
+    register(client, "deferred")
+    token = new_token(client)
+    upload = api_upload(client, token, release_gold.get("temp", "dev"),
+                        earliest_answer_file(release_gold, "dev"))
+    assert upload.status_code == 201, upload.get_json()
+    with app.app_context():
+        row = db.session.scalar(select(Score).where(Score.submission_id == upload.get_json()["id"]))
+        assert row is not None and row.errors_pending
+        assert row.horizon is not None and row.horizon["p_value"] is None
+    upload.close()
+    with app.app_context():
+        completed = columns_of_score(upload.get_json()["id"])
+        first_at = db.session.scalar(select(Score.scored_at).where(
+            Score.submission_id == upload.get_json()["id"]))
+        assert completed["errors_pending"] is False
+        assert completed["horizon"]["p_value"] is not None
+    rescored = app.test_cli_runner().invoke(args=["submissions", "rescore", "--full"])
+    assert rescored.exit_code == 0, rescored.output
+    with app.app_context():
+        assert db.session.scalar(select(Score.scored_at).where(
+            Score.submission_id == upload.get_json()["id"])) != first_at  # written again
+        assert columns_of_score(upload.get_json()["id"]) == completed
+
+
+def columns_of_score(submission_id: int) -> dict[str, object]:
+    """Every column of a submission's (only) score row, ids and times aside."""
+    row = db.session.scalar(select(Score).where(Score.submission_id == submission_id))
+    assert row is not None
+    values: dict[str, object] = {}
+    for column in Score.__table__.columns:
+        if column.key not in {"id", "scored_at"}:
+            value = getattr(row, column.key)
+            values[column.key] = bytes(value) if isinstance(value, memoryview) else value
+    return values
