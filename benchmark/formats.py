@@ -847,6 +847,7 @@ def parse_predictions(
     filename: str = "predictions",
     max_problems: int = DEFAULT_MAX_PROBLEMS,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    max_members: int = limits.MAX_GZIP_MEMBERS,
     fast: bool = True,
 ) -> Predictions:
     """Parse and validate a prediction file of any accepted format against one gold split.
@@ -854,7 +855,7 @@ def parse_predictions(
     fast=False skips the fast path (fastparse.py) and always runs the exact parser, which
     gives the same result: for tests and benchmarks.
     """
-    data = decompress_limited(data, filename, max_bytes)
+    data = decompress_limited(data, filename, max_bytes, max_members)
     if fast and gold.is_identification:
         labelled = fast_labels(data, gold)
         if labelled is not None:

@@ -7,6 +7,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from benchmark import limits
+
 
 def _bool(text: str) -> bool:
     """Parse an environment flag (1/0, true/false, yes/no, on/off)."""
@@ -104,9 +106,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("MAX_CONTENT_LENGTH", 32 * MiB, int,
             "Largest request body in bytes (the upload as sent, gzip or not); larger: 413.",
             "SITUATEDQA_MAX_UPLOAD_BYTES"),
-    Setting("MAX_DECOMPRESSED_BYTES", 64 * MiB, int,
-            "Largest prediction file after gzip decompression, in bytes; larger: 413.",
-            "SITUATEDQA_MAX_DECOMPRESSED_BYTES"),
+    Setting("MAX_DECOMPRESSED_BYTES", limits.MAX_DECOMPRESSED_BYTES, int,
+            "Largest prediction file after gzip decompression, in bytes; larger: 413. It "
+            "also bounds a request's memory: see Limits.", "SITUATEDQA_MAX_DECOMPRESSED_BYTES"),
+    Setting("MAX_GZIP_MEMBERS", limits.MAX_GZIP_MEMBERS, int,
+            "Most gzip members (concatenated streams) an upload may hold; more: 413. Real "
+            "files have one, or a few.", "SITUATEDQA_MAX_GZIP_MEMBERS"),
     Setting("BOOTSTRAP_RESAMPLES", 2000, int,
             "Bootstrap resamples behind every 95% confidence interval.",
             "SITUATEDQA_BOOTSTRAP_RESAMPLES"),
