@@ -127,7 +127,8 @@ SETTINGS: tuple[Setting, ...] = (
             "Flask-Limiter storage, e.g. redis://127.0.0.1:6379/1. Unset: the broker when it "
             "is Redis, so every worker and host counts together; else memory://, where each "
             "gunicorn worker process counts apart (with 2 workers a limit of 10 per minute "
-            "lets up to 20 through).", "SITUATEDQA_RATELIMIT_STORAGE_URI"),
+            "lets up to 20 through). Unreachable: uploads go on without their limit, logins "
+            "and registrations answer 503 (see Limits).", "SITUATEDQA_RATELIMIT_STORAGE_URI"),
     Setting("LOGIN_RATE_LIMIT", "10 per minute", str,
             "Login attempts per client address.", "SITUATEDQA_LOGIN_RATE_LIMIT"),
     Setting("REGISTER_RATE_LIMIT", "5 per hour", str,
