@@ -208,18 +208,25 @@ def decompress_limited(data: bytes, filename: str, max_bytes: int,
                     "gzip streams); recompress it as one stream (gunzip, then gzip)")])
             inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
             while not inflater.eof:
-                if offset >= len(data):
-                    raise ValidationError([Problem(filename, "gzip data is truncated")])
+                # Past the input's end, b"" drains what the inflater still holds.
                 chunk = view[offset:offset + limits.GZIP_CHUNK]
                 offset += len(chunk)
                 pending: bytes | memoryview = chunk
-                while pending and not inflater.eof:
-                    # max_bytes + 1 - out.tell() >= 1: 0 would mean "no limit" to zlib.
-                    out.write(inflater.decompress(pending, max_bytes + 1 - out.tell()))
+                while True:
+                    # >= 1 (0 would mean "no limit" to zlib), and at most one output chunk:
+                    # a bomb's content is never held twice, as a call's result and in `out`.
+                    room = min(limits.GZIP_OUTPUT_CHUNK, max_bytes + 1 - out.tell())
+                    produced = inflater.decompress(pending, room)
+                    out.write(produced)
                     if out.tell() > max_bytes:
                         raise FileTooLargeError([Problem(
                             filename, f"decompressed content is larger than {max_bytes} bytes")])
                     pending = inflater.unconsumed_tail
+                    # Done with this chunk once it is consumed and the output was not cut.
+                    if inflater.eof or (not pending and len(produced) < room):
+                        break
+                if not chunk and not inflater.eof:
+                    raise ValidationError([Problem(filename, "gzip data is truncated")])
             # What the member left of its last chunk is the next member's start.
             offset -= len(inflater.unused_data)
     except zlib.error as exc:

@@ -28,6 +28,10 @@ MAX_GZIP_MEMBERS = 10_000
 #: the input, before: quadratic in the number of members).
 GZIP_CHUNK = 16 * 1024
 
+#: Decompressed bytes asked of the inflater at once: a call's result is appended to the
+#: output and dropped, so a bomb's 64 MiB are held once, not also as one call's result.
+GZIP_OUTPUT_CHUNK = 1024 * 1024
+
 #: Records a file may hold beyond its split's examples. A complete file has exactly one per
 #: example; a few more (duplicates, records of another split) are reported one by one, but
 #: a file with far more than its split has examples is refused at the first record past

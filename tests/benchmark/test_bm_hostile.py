@@ -182,3 +182,15 @@ def test_json_depth_of_a_body() -> None:
     # Brackets inside strings are text, not nesting (an escaped quote does not end one).
     assert not limits.json_depth_exceeds(b'["' + b"[\\\"" * 100 + b'"]')
     assert limits.json_depth_exceeds(b"[" * 10**6)
+
+
+@pytest.mark.parametrize("output_chunk", [1, 7, 4096])
+def test_small_output_chunks_give_the_same_content(
+        monkeypatch: pytest.MonkeyPatch, output_chunk: int) -> None:
+    """Output cut anywhere (inside a long match too) is drained, not taken for truncation."""
+    monkeypatch.setattr(limits, "GZIP_OUTPUT_CHUNK", output_chunk)
+    content = b"abc" * 5000 + bytes(range(256)) * 20 + b"z" * 3000
+    data = gz(content[:1000]) + gz(content[1000:]) + gz(b"")
+    assert decompress_limited(data, "p.gz", 1 << 20) == content
+    with pytest.raises(ValidationError, match="truncated"):
+        decompress_limited(data[:-30], "p.gz", 1 << 20)
