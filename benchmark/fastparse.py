@@ -200,31 +200,47 @@ def _valid_utf8(view: npt.NDArray[np.uint8]) -> bool:
     return True
 
 
-def _decode(body: bytes, view: npt.NDArray[np.uint8], shapes: Sequence[Shape]) -> list[Any]:
-    """Records of the first shape that fits every line; ValueError when none does."""
+def _decode(body: bytes, view: npt.NDArray[np.uint8], shapes: Sequence[Shape], n: int
+            ) -> list[Any]:
+    """Records of the first shape that fits every line; ValueError when none does.
+
+    A file of n records of a shape holds n times its fields' keys: shapes whose count
+    differs are not decoded at all, so a file of a million records costs one count, not a
+    million decoded records, before the exact parser refuses it.
+    """
+    keys = _key_count(view)
     for decoder, field_count in shapes:
+        if keys != n * field_count:
+            continue
         try:
             records = _decode_lines(body, view, decoder)
         except msgspec.ValidationError:
             continue
-        if _no_repeated_field(view, len(records) * field_count):
-            return records
-        break
+        return records
     raise ValueError("no shape fits")
 
 
-def _no_repeated_field(view: npt.NDArray[np.uint8], key_count: int) -> bool:
-    """True when the text holds exactly key_count keys (see the module docstring).
+#: Bytes compared at once by _key_count: its temporary arrays stay a few of this size, not
+#: a few times the file's (a 35 MB file of a million records took 150 MiB at once).
+_COUNT_CHUNK = 1 << 22
+
+
+def _key_count(view: npt.NDArray[np.uint8]) -> int:
+    """How many keys the text holds (see the module docstring); -1 when it cannot tell.
 
     Whole-array comparisons of each byte with the one after it (no index array: half the
-    time). A byte up to 0x20 before a ':' is JSON white space (a raw control character
-    cannot stand in valid JSON), or the file is refused all the same.
+    time), a chunk at a time. A byte up to 0x20 before a ':' is JSON white space (a raw
+    control character cannot stand in valid JSON), or the file is refused all the same.
     """
-    colon = view[1:] == ord(":")
-    before = view[:-1]
-    if np.count_nonzero(colon & (before <= ord(" "))):
-        return False
-    return int(np.count_nonzero(colon & (before == ord('"')))) == key_count
+    keys = 0
+    for start in range(0, max(len(view) - 1, 0), _COUNT_CHUNK):
+        part = view[start:start + _COUNT_CHUNK + 1]  # each pair (i, i + 1) in one chunk
+        colon = part[1:] == ord(":")
+        before = part[:-1]
+        if np.count_nonzero(colon & (before <= ord(" "))):
+            return -1
+        keys += int(np.count_nonzero(colon & (before == ord('"'))))
+    return keys
 
 
 def _prepared(data: bytes) -> tuple[bytes, npt.NDArray[np.uint8]] | None:
@@ -300,7 +316,7 @@ def fast_labels(
     body, view = prepared
     keyed = body.startswith(b'{"key"')
     try:
-        records = _decode(body, view, _ID_KEYED if keyed else _ID_OFFICIAL)
+        records = _decode(body, view, _ID_KEYED if keyed else _ID_OFFICIAL, len(gold))
     except (msgspec.DecodeError, ValueError):
         return None
     keys = [r.key for r in records] if keyed else [str(r.id) for r in records]
@@ -334,7 +350,8 @@ def _read_lines(body: bytes, view: npt.NDArray[np.uint8], gold: GoldSplit) -> Re
     keyed = body.startswith(b'{"key"')
     shapes, context, name_of, getters = _OFFICIAL[gold.track]
     try:
-        records = _decode(body, view, _KEYED_SHAPES[gold.track] if keyed else shapes)
+        records = _decode(body, view, _KEYED_SHAPES[gold.track] if keyed else shapes,
+                          len(gold))
     except (msgspec.DecodeError, ValueError):
         return None
     if keyed:
@@ -352,10 +369,13 @@ def _read_map(body: bytes, view: npt.NDArray[np.uint8], gold: GoldSplit) -> Read
     Its keys are then all gold keys (checked by the caller), none of them a record's field
     name, so the exact parser reads the object as such a map too.
     """
+    # Counted before decoding: a map of the gold's n examples holds n keys and no other.
+    if _key_count(view) != len(gold):
+        return None
     try:
         mapping = _MAP_DECODER.decode(body)
     except (msgspec.DecodeError, ValueError):
         return None
-    if not _no_repeated_field(view, len(mapping)):
-        return None
+    if len(mapping) != len(gold):
+        return None  # a key repeated (msgspec keeps the last), or one decoded otherwise
     return "json-map", list(mapping), gold.index, list(mapping.values())

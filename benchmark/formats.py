@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from . import limits
 from .example import question_key
 from .fastparse import fast_answers, fast_labels
 from .gold import GoldSet, GoldSplit
@@ -28,8 +29,8 @@ from .normalize import normalize_many
 from .tracks import TRACK_INFO, track_info
 
 DEFAULT_MAX_PROBLEMS = 20
-#: Decompressed size limit of a prediction file; a small gzip can expand to gigabytes.
-DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+#: Decompressed size limit of a prediction file (see limits.MAX_DECOMPRESSED_BYTES).
+DEFAULT_MAX_BYTES = limits.MAX_DECOMPRESSED_BYTES
 GZIP_MAGIC = b"\x1f\x8b"
 MISSING_SHOWN = 5
 #: Longest excerpt of an uploaded value quoted back in a problem message.
@@ -168,38 +169,68 @@ class _Collector:
         else:
             self.dropped += 1
 
+    def lead(self, message: str, line: int | None = None) -> None:
+        """A problem that explains the others (e.g. a limit that stopped the reading): listed
+        first, whatever the cap."""
+        self.problems.insert(0, Problem(self.filename, message, line))
+        if len(self.problems) > self.cap:
+            self.problems.pop()
+            self.dropped += 1
+
     def raise_if_any(self, keys: tuple[str, ...] = ()) -> None:
         if self.problems:
             raise ValidationError(self.problems, truncated=self.dropped, keys=keys)
 
 
-def decompress_limited(data: bytes, filename: str, max_bytes: int) -> bytes:
-    """Gunzip when the gzip magic is present, never producing more than max_bytes."""
+def decompress_limited(data: bytes, filename: str, max_bytes: int,
+                       max_members: int = limits.MAX_GZIP_MEMBERS) -> bytes:
+    """Gunzip when the gzip magic is present, never producing more than max_bytes.
+
+    Linear in the input: the compressed bytes are fed in chunks of limits.GZIP_CHUNK from
+    an offset into the input, and a member's end starts the next inflater at the first byte
+    it left, so no member copies the rest of the input. More than max_members members (a
+    file of empty ones is 20 bytes a member) are refused before their work is done.
+    """
     if len(data) > max_bytes and not data.startswith(GZIP_MAGIC):
         raise FileTooLargeError([Problem(filename, f"file is larger than {max_bytes} bytes")])
     if not data.startswith(GZIP_MAGIC):
         return data
-    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-    out = io.BytesIO()
-    pending = data
+    view = memoryview(data)
+    out = io.BytesIO()  # getvalue() hands over its buffer: no second copy of the content
+    offset = 0
+    members = 0
     try:
-        while pending:
-            chunk = inflater.decompress(pending, max_bytes + 1 - out.tell())
-            out.write(chunk)
-            if out.tell() > max_bytes:
+        while offset < len(data):
+            members += 1
+            if members > max_members:
                 raise FileTooLargeError([Problem(
-                    filename, f"decompressed content is larger than {max_bytes} bytes")])
-            pending = inflater.unconsumed_tail
-            if inflater.eof and inflater.unused_data:
-                # Concatenated gzip members are valid gzip; continue with the next one.
-                pending = inflater.unused_data
-                inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-            elif not chunk and not pending:
-                break
+                    filename, f"gzip file has more than {max_members} members (concatenated "
+                    "gzip streams); recompress it as one stream (gunzip, then gzip)")])
+            inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+            while not inflater.eof:
+                # Past the input's end, b"" drains what the inflater still holds.
+                chunk = view[offset:offset + limits.GZIP_CHUNK]
+                offset += len(chunk)
+                pending: bytes | memoryview = chunk
+                while True:
+                    # >= 1 (0 would mean "no limit" to zlib), and at most one output chunk:
+                    # a bomb's content is never held twice, as a call's result and in `out`.
+                    room = min(limits.GZIP_OUTPUT_CHUNK, max_bytes + 1 - out.tell())
+                    produced = inflater.decompress(pending, room)
+                    out.write(produced)
+                    if out.tell() > max_bytes:
+                        raise FileTooLargeError([Problem(
+                            filename, f"decompressed content is larger than {max_bytes} bytes")])
+                    pending = inflater.unconsumed_tail
+                    # Done with this chunk once it is consumed and the output was not cut.
+                    if inflater.eof or (not pending and len(produced) < room):
+                        break
+                if not chunk and not inflater.eof:
+                    raise ValidationError([Problem(filename, "gzip data is truncated")])
+            # What the member left of its last chunk is the next member's start.
+            offset -= len(inflater.unused_data)
     except zlib.error as exc:
         raise ValidationError([Problem(filename, f"not a valid gzip file: {exc}")]) from None
-    if not inflater.eof:
-        raise ValidationError([Problem(filename, "gzip data is truncated")])
     return out.getvalue()
 
 
@@ -379,11 +410,66 @@ def _json_error(exc: Exception) -> str:
 Entry = tuple[int | None, Any]
 
 
-def _jsonl_entries(text: str, problems: _Collector) -> Iterator[Entry]:
-    # Split on "\n" only: str.splitlines() also breaks at U+2028, U+0085, \f ..., which JSON
-    # allows inside strings, and would make line numbers disagree with editors.
-    for number, line in enumerate(text.split("\n"), start=1):
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    """(number, line) of each line, split on "\n" only and one at a time: a file of a
+    million lines is never held as a million strings when its reading stops early."""
+    # Split on "\n" only: str.splitlines() also breaks at U+2028, U+0085, \f ..., which
+    # JSON allows inside strings, and would make line numbers disagree with editors.
+    start = 0
+    number = 1
+    while True:
+        end = text.find("\n", start)
+        if end < 0:
+            yield number, text[start:]
+            return
+        yield number, text[start:end]
+        start = end + 1
+        number += 1
+
+
+class _RecordCap:
+    """Counts a file's records; the first one past its split's size plus the margin stops
+    the reading, naming its line (see limits.RECORDS_MARGIN)."""
+
+    def __init__(self, gold: GoldSplit, problems: _Collector) -> None:
+        self.limit = limits.max_records(len(gold))
+        self.gold = gold
+        self.problems = problems
+        self.count = 0
+
+    def over(self, line: int | None) -> bool:
+        """Count one record; True (and the problem reported) when it is past the limit."""
+        self.count += 1
+        if self.count <= self.limit:
+            return False
+        self.problems.lead(too_many_records(self.gold, self.limit), line)
+        self.problems.unreadable = True  # every example "missing" would only add noise
+        return True
+
+
+def too_many_records(gold: GoldSplit, limit: int) -> str:
+    """The message of a file with more records than its split allows."""
+    return (f"more than {limit} records: {gold.track}/{gold.split} has {len(gold)} examples "
+            f"(a file holds one record each, and at most {limits.RECORDS_MARGIN} more); "
+            "the file was read up to here")
+
+
+def _too_many_values(line: str) -> bool:
+    """True when one record's line holds more JSON punctuation than any record needs."""
+    return line.count(",") + line.count(":") > limits.MAX_PUNCTUATION_PER_RECORD
+
+
+def _jsonl_entries(text: str, gold: GoldSplit, problems: _Collector) -> Iterator[Entry]:
+    cap = _RecordCap(gold, problems)
+    for number, line in _lines(text):
         if not line.strip():
+            continue
+        if cap.over(number):
+            return
+        if _too_many_values(line):
+            problems.add(f"record holds more than {limits.MAX_PUNCTUATION_PER_RECORD} JSON "
+                         "values and fields (',' and ':'); a prediction record needs a few",
+                         number)
             continue
         try:
             yield number, loads_strict(line)
@@ -391,8 +477,22 @@ def _jsonl_entries(text: str, problems: _Collector) -> Iterator[Entry]:
             problems.add(_json_error(exc), number)
 
 
-def _csv_entries(text: str, problems: _Collector, value_fields: tuple[str, ...]) -> Iterator[Entry]:
-    reader = csv.reader(io.StringIO(text, newline=""))
+def _csv_lines(text: str, problems: _Collector) -> Iterator[str]:
+    """The text's lines for the CSV reader, stopping before one with more commas than a
+    record needs (the reader would build a list of all its cells first)."""
+    for number, line in _lines(text):
+        if line.count(",") > limits.MAX_PUNCTUATION_PER_RECORD:
+            problems.lead(f"line holds more than {limits.MAX_PUNCTUATION_PER_RECORD} commas; a "
+                         "CSV record has two columns; the file was read up to here", number)
+            problems.unreadable = True
+            return
+        yield line + "\n"
+
+
+def _csv_entries(text: str, gold: GoldSplit, problems: _Collector,
+                 value_fields: tuple[str, ...]) -> Iterator[Entry]:
+    reader = csv.reader(_csv_lines(text, problems))
+    cap = _RecordCap(gold, problems)
     try:
         header = next(reader)
     except (StopIteration, csv.Error):
@@ -416,6 +516,8 @@ def _csv_entries(text: str, problems: _Collector, value_fields: tuple[str, ...])
             line = reader.line_num
             if not row or row == [""]:
                 continue
+            if cap.over(line):
+                return
             if len(row) != 2:
                 problems.add(f"expected 2 CSV columns, got {len(row)}", line)
                 continue
@@ -649,9 +751,79 @@ def _is_one_document(text: str) -> bool:
     return True
 
 
+_DECODER = json.JSONDecoder()
+#: The C string scanner of the json module (typeshed does not declare it).
+_scanstring: Any = getattr(json.decoder, "scanstring")  # noqa: B009
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _skip_space(text: str, position: int) -> int:
+    """The position of the first character at or after `position` that is not JSON space."""
+    return _SPACE.match(text, position).end()  # type: ignore[union-attr]  # * always matches
+
+
+def _top_level_entries(text: str, stop: int) -> tuple[int, int] | None:
+    """(entries, line of the last one counted) of one JSON array or object, counting at
+    most `stop`; None when the text is not one such document (JSON Lines, broken JSON).
+
+    Each entry is decoded on its own (C, without the strict hooks: only counted), so a map
+    of a million keys is refused after `stop` entries instead of being built whole.
+    """
+    position = _skip_space(text, 0)
+    closing = {"[": "]", "{": "}"}.get(text[position:position + 1])
+    if closing is None:  # e.g. led by white space that JSON does not allow (\v, \f)
+        return None
+    position += 1
+    count = 0
+    try:
+        while True:
+            position = _skip_space(text, position)
+            if text.startswith(closing, position) and count == 0:
+                position += 1
+                break
+            count += 1
+            if count >= stop:
+                return count, text.count("\n", 0, position) + 1
+            if closing == "}":
+                _, position = _scanstring(text, position + 1)
+                position = _skip_space(text, position)
+                if not text.startswith(":", position):
+                    return None
+                position = _skip_space(text, position + 1)
+            _, position = _DECODER.raw_decode(text, position)
+            position = _skip_space(text, position)
+            if text.startswith(closing, position):
+                position += 1
+                break
+            if not text.startswith(",", position):
+                return None
+            position += 1
+    except (ValueError, RecursionError, IndexError):
+        return None
+    line_of = text.count("\n", 0, position) + 1
+    if _skip_space(text, position) != len(text):
+        return None
+    return count, line_of
+
+
 def _entries(text: str, gold: GoldSplit, problems: _Collector) -> tuple[str, Iterator[Entry]]:
     stripped = text.lstrip()
     if stripped[:1] in ("{", "["):
+        entries = _top_level_entries(text, limits.max_records(len(gold)) + 1)
+        if entries is None:  # not one JSON document: JSON Lines (or broken)
+            return "jsonl", _jsonl_entries(text, gold, problems)
+        count, line = entries
+        if count > limits.max_records(len(gold)):
+            problems.add(too_many_records(gold, limits.max_records(len(gold))), line)
+            problems.unreadable = True
+            return "json", iter(())
+        if text.count(",") + text.count(":") > limits.max_punctuation(len(gold)):
+            problems.add(
+                f"one JSON document with more values and fields (',' and ':') than "
+                f"{limits.max_records(len(gold))} records could hold (at most "
+                f"{limits.MAX_PUNCTUATION_PER_RECORD} each); it was not read")
+            problems.unreadable = True
+            return "json", iter(())
         try:
             document = loads_strict(text)
         except _JSONProblem as exc:
@@ -670,9 +842,9 @@ def _entries(text: str, gold: GoldSplit, problems: _Collector) -> tuple[str, Ite
             value_field = "label" if gold.is_identification else "prediction"
             return "json-map", iter(_document_lines(
                 text, [(None, {"key": k, value_field: v}) for k, v in document.items()]))
-        return "jsonl", _jsonl_entries(text, problems)
+        return "jsonl", _jsonl_entries(text, gold, problems)
     value_fields = ("label", "score", "prediction") if gold.is_identification else ("prediction",)
-    return "csv", _csv_entries(text, problems, value_fields)
+    return "csv", _csv_entries(text, gold, problems, value_fields)
 
 
 def parse_predictions(
@@ -682,6 +854,7 @@ def parse_predictions(
     filename: str = "predictions",
     max_problems: int = DEFAULT_MAX_PROBLEMS,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    max_members: int = limits.MAX_GZIP_MEMBERS,
     fast: bool = True,
 ) -> Predictions:
     """Parse and validate a prediction file of any accepted format against one gold split.
@@ -689,7 +862,7 @@ def parse_predictions(
     fast=False skips the fast path (fastparse.py) and always runs the exact parser, which
     gives the same result: for tests and benchmarks.
     """
-    data = decompress_limited(data, filename, max_bytes)
+    data = decompress_limited(data, filename, max_bytes, max_members)
     if fast and gold.is_identification:
         labelled = fast_labels(data, gold)
         if labelled is not None:

@@ -93,10 +93,12 @@ def _init_extensions(app: Flask) -> None:
         for engine in db.engines.values():
             configure_sqlite(engine)
     init_migrations(app, str(Path(__file__).parent / "migrations"))
+    # The input check first: the CSRF check reads every form field name (a multipart part
+    # without a name is a TypeError there), and a refused request spends no rate limit.
+    inputs.init_app(app)
     csrf.init_app(app)
     limiter.init_app(app)
     errors.init_app(app)
-    inputs.init_app(app)
     tasks.celery_init_app(app)
 
 

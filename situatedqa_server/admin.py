@@ -6,7 +6,17 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from flask import Blueprint, abort, flash, g, redirect, render_template, request, url_for
+from flask import (
+    Blueprint,
+    abort,
+    current_app,
+    flash,
+    g,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from sqlalchemy import ColumnElement, func, or_, select
 from werkzeug.wrappers import Response
 
@@ -15,6 +25,7 @@ from .auth import admin_required
 from .extensions import db
 from .forms import ActionForm, BaselineUploadForm, ReasonForm
 from .models import AuditLog, Job, Submission, Team, User
+from .ratelimits import failures_of
 from .services import baselines, gold_store, jobs, visibility
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
@@ -91,7 +102,8 @@ def jobs_page() -> str:
     rows = db.session.scalars(select(Job).order_by(Job.id.desc()).limit(PAGE_SIZE)).all()
     return render_template("admin/jobs.html", jobs=rows, modes=baselines.JOB_MODES,
                            action=ActionForm(), upload=BaselineUploadForm(),
-                           upload_mode=baselines.UPLOAD_MODE)
+                           upload_mode=baselines.UPLOAD_MODE,
+                           ratelimit_failures=failures_of(current_app))
 
 
 @bp.post("/jobs/regenerate/<mode>")

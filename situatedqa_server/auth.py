@@ -28,6 +28,7 @@ from .errors import render_error, session_lost
 from .extensions import config_limit, db, limiter
 from .forms import ActionForm, LoginForm, PasswordForm, RegisterForm, TokenForm
 from .models import ApiToken, User, utcnow
+from .ratelimits import fail_closed
 from .services import accounts
 
 bp = Blueprint("auth", __name__, url_prefix="/auth")
@@ -94,8 +95,9 @@ def save_draft() -> None:
     if request.headers.get("Sec-Fetch-Site", "same-origin") not in ("same-origin", "none") or (
             request.origin not in (None, request.host_url.rstrip("/"))):
         return  # another site must not plant text in this site's forms
+    # A multipart part without a name is kept under None by Werkzeug: not a form field.
     fields = {k: v for k, v in request.form.items()
-              if k != "csrf_token" and "password" not in k}
+              if isinstance(k, str) and k != "csrf_token" and "password" not in k}
     while fields and len(json.dumps(fields)) > DRAFT_LIMIT:
         del fields[max(fields, key=lambda k: len(fields[k]))]
     if fields:
@@ -132,6 +134,7 @@ def _start_session(user: User) -> None:
 
 @bp.route("/register", methods=("GET", "POST"))
 @limiter.limit(config_limit("REGISTER_RATE_LIMIT"), methods=["POST"])
+@fail_closed
 def register() -> Any:
     """Create an account in a new team, then log in."""
     form = RegisterForm()
@@ -153,6 +156,7 @@ def register() -> Any:
 
 @bp.route("/login", methods=("GET", "POST"))
 @limiter.limit(config_limit("LOGIN_RATE_LIMIT"), methods=["POST"])
+@fail_closed
 def login() -> Any:
     """Log in with user name and password."""
     form = LoginForm()
@@ -222,6 +226,7 @@ def revoke_token(token_id: int) -> Response:
 @bp.post("/password")
 @login_required
 @limiter.limit(config_limit("LOGIN_RATE_LIMIT"))
+@fail_closed
 def change_password() -> Any:
     """Change the password; every other session of the user ends."""
     form = PasswordForm()

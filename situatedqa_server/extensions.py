@@ -8,13 +8,14 @@ from typing import Any, TypeVar
 
 import click
 from flask import Flask, current_app
-from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from flask_sqlalchemy import SQLAlchemy
 from flask_wtf import CSRFProtect
 from sqlalchemy import Connection, Engine, MetaData, event
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import DeclarativeBase
+
+from .ratelimits import ResilientLimiter
 
 # Stable constraint names so Alembic migrations are the same on SQLite and PostgreSQL.
 NAMING_CONVENTION = {
@@ -35,7 +36,8 @@ class Base(DeclarativeBase):
 T = TypeVar("T")
 db = SQLAlchemy(model_class=Base)
 csrf = CSRFProtect()
-limiter = Limiter(key_func=get_remote_address)
+#: Fails open (or closed, per route) when its storage is unreachable: see ratelimits.py.
+limiter = ResilientLimiter(get_remote_address)
 
 
 def configure_sqlite(engine: Engine) -> None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import re
 import unicodedata
-from datetime import date
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -25,17 +23,13 @@ from wtforms.validators import DataRequired, Length, Optional, ValidationError
 
 from benchmark import SPLITS, TRACK_INFO
 
+from . import rules
 from .inputs import clean_name, name_problem
 from .models import ModelType
 from .services.scoring import SubmissionMeta
 
 YES_WORDS = {"yes": True, "true": True, "1": True, "on": True,
              "no": False, "false": False, "0": False, "off": False, "": False}
-PARAMETER_PATTERN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMbBtT]?)\s*$")
-PARAMETER_SCALE = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
-#: The parameter counts accepted: 1 to 1000T (the column holds up to about 9.2e18).
-MIN_PARAMETERS, MAX_PARAMETERS = 1, 10**15
-DATE_PATTERN = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
 
 
 class ChoiceField(SelectField):
@@ -81,15 +75,15 @@ def parse_parameter_count(text: str | None) -> int | None:
     """'770M', '11B' or '1500000' as a number of parameters (1 to 1000T); None when empty."""
     if not text or not text.strip():
         return None
-    match = PARAMETER_PATTERN.fullmatch(text)
+    match = rules.PARAMETER_SHAPE.fullmatch(text)
     if match is None:
         raise ValueError("give a number such as 770M, 11B or 1500000")
     number, unit = match.groups()
     # Exact arithmetic: a float would overflow (or round) on long digit strings.
     whole, _, fraction = number.partition(".")
-    scale = PARAMETER_SCALE[unit.lower()]
+    scale = rules.PARAMETER_SCALE[unit.lower()]
     count: int = (int(whole + fraction) * scale) // 10 ** len(fraction)
-    if not MIN_PARAMETERS <= count <= MAX_PARAMETERS:
+    if not rules.MIN_PARAMETERS <= count <= rules.MAX_PARAMETERS:
         raise ValueError("must be between 1 and 1000T (10^15) parameters")
     return count
 
@@ -99,14 +93,11 @@ def parse_knowledge_date(text: str | None) -> str | None:
     if not text or not text.strip():
         return None
     text = text.strip()
-    match = DATE_PATTERN.fullmatch(text)
-    if match is None:
+    if rules.DATE_SHAPE.fullmatch(text) is None:
         raise ValueError("use YYYY, YYYY-MM or YYYY-MM-DD")
-    year, month, day = match.groups()
-    try:
-        date(int(year), int(month or 1), int(day or 1))
-    except ValueError:
-        raise ValueError(f"{text} is not a date in the calendar") from None
+    # The rule the API description states (rules.KNOWLEDGE_DATE: exactly the calendar's).
+    if rules.KNOWLEDGE_DATE.fullmatch(text) is None:
+        raise ValueError(f"{text} is not a date in the calendar")
     return text
 
 
@@ -166,7 +157,8 @@ class SubmissionForm(DraftForm):
     knowledge_date = StringField("Knowledge source date (YYYY, YYYY-MM or YYYY-MM-DD)",
                                  validators=[Optional(), valid_knowledge_date])
     parameter_count = StringField("Parameter count (e.g. 770M, 11B)",
-                             validators=[Optional(), Length(max=32), valid_parameter_count])
+                             validators=[Optional(), Length(max=rules.MAX_PARAMETER_TEXT),
+                                         valid_parameter_count])
     public = YesNoField("Publish on the leaderboard now")
 
     def to_meta(self) -> SubmissionMeta:

@@ -13,6 +13,8 @@ from typing import Any
 
 from flask import Flask, request
 
+from benchmark.limits import MAX_JSON_DEPTH, json_depth_exceeds
+
 from .errors import ApiError
 
 #: C0 controls except tab, newline and carriage return, and DEL: never valid in text input.
@@ -51,10 +53,19 @@ def clean_name(text: str) -> str:
     return " ".join(unicodedata.normalize("NFC", text).split())
 
 
+#: Shown for a multipart part whose Content-Disposition has no name (Werkzeug keeps it
+#: under the name None, which no view expects).
+NAMELESS = "(a part without a name)"
+
+
 def _problems(pairs: Any) -> dict[str, str]:
     """Field name → problem for every (name, values) pair with a bad name or value."""
     problems = {}
     for name, values in pairs:
+        if not isinstance(name, str):
+            problems[NAMELESS] = ("has no name in its Content-Disposition header; give every "
+                                  "part a name (form-data; name=\"...\")")
+            continue
         if problem := control_problem(name):
             problems["(a field name)"] = problem
             continue
@@ -98,9 +109,22 @@ def check_request() -> None:
     problems.update(_problems((name, [f.filename for f in files])
                               for name, files in request.files.lists()))
     if request.is_json:
-        problems.update(_json_problems(request.get_json(silent=True)))
+        problems.update(_json_problems(_json_body()))
     if problems:
         raise ApiError(400, "invalid_request", _message("field", problems), {"fields": problems})
+
+
+def _json_body() -> Any:
+    """The request's JSON body (None when it is not JSON); 400 when it nests deeper than
+    limits.MAX_JSON_DEPTH, checked on the bytes before decoding: Python's decoder raises
+    RecursionError on about 1,000 levels, which no view would catch."""
+    if json_depth_exceeds(request.get_data(cache=True)):
+        raise ApiError(400, "invalid_json", f"the JSON body nests deeper than "
+                       f"{MAX_JSON_DEPTH} levels; no request of this server needs that")
+    try:
+        return request.get_json(silent=True)
+    except RecursionError:  # deep nesting the bracket count did not see: still refused
+        raise ApiError(400, "invalid_json", "the JSON body nests too deeply") from None
 
 
 def _message(kind: str, problems: dict[str, str]) -> str:

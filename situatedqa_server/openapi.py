@@ -21,6 +21,7 @@ from werkzeug.datastructures import MultiDict
 
 from benchmark import SPLITS, TRACK_INFO, TRACKS
 
+from . import rules
 from .converters import MAX_ID
 from .errors import ApiError
 from .forms import YES_WORDS
@@ -248,9 +249,13 @@ class Upload(BaseModel):
     code_url: str | None = Field(None, max_length=500, pattern=URL_PATTERN)
     model_type: ModelType | None = None
     fine_tuned: YesNo | None = None
-    knowledge_date: str | None = Field(None, pattern=r"^[0-9]{4}(-[0-9]{2}(-[0-9]{2})?)?$")
-    parameter_count: str | None = Field(None, pattern=r"^[0-9]{1,12}[kKmMbBtT]?$",
-                                        description="e.g. 770M, 11B or 1500000.")
+    # Both patterns are the form's own rules (rules.py), not a copy of their shape.
+    knowledge_date: str | None = Field(None, pattern=rules.KNOWLEDGE_DATE_PATTERN, description=(
+        "A date in the calendar: YYYY, YYYY-MM or YYYY-MM-DD (year 0001 or later)."))
+    parameter_count: str | None = Field(
+        None, max_length=rules.MAX_PARAMETER_TEXT, pattern=rules.PARAMETER_COUNT_PATTERN,
+        description=f"{rules.MIN_PARAMETERS} to {rules.MAX_PARAMETERS} parameters, e.g. 770M, "
+                    "11B or 1500000 (the server also reads decimals such as 1.5B).")
     public: YesNo | None = Field(None, description="Publish on the leaderboard at once.")
 
 
@@ -300,13 +305,18 @@ def board_query(track: str) -> type[BaseModel]:
 @functools.lru_cache(maxsize=64)
 def _board_query(track: str, by_split: tuple[tuple[str, tuple[str, ...]], ...]) -> type[BaseModel]:
     """board_query for given columns, made once (a leaderboard request checks its query)."""
-    columns: list[JsonValue] = [*sorted({c for _, cs in by_split for c in cs})]
+    # The enum holds the columns every split has: a schema cannot make one parameter's
+    # values depend on another's, and a column of one split only (an identification source
+    # such as f1_tydi) would be valid under the schema where the server refuses it. The
+    # others are listed per split in x-columns-by-split, which the server checks.
+    every = set.intersection(*(set(cs) for _, cs in by_split)) if by_split else set()
+    columns: list[JsonValue] = [c for c in by_split[0][1] if c in every] if by_split else []
     columns_by_split: dict[str, JsonValue] = {split: list(cs) for split, cs in by_split}
     per_split = "; ".join(f"{split}: {', '.join(cs)}" for split, cs in by_split)
     sort = Field(None, description=(
         f"Column to sort by (default: the primary metric). The columns depend on the split "
-        f"({per_split}). A column the split lacks: 400."), json_schema_extra={
-            "enum": columns, "x-columns-by-split": columns_by_split})
+        f"({per_split}); the schema lists those of every split. A column the split lacks: "
+        "400."), json_schema_extra={"enum": columns, "x-columns-by-split": columns_by_split})
     name = "BoardQuery_" + track.replace("-", "_")
     model: type[BaseModel] = create_model(name, __base__=BoardQuery,
                                           sort=(str | None, sort))
@@ -537,14 +547,15 @@ def check_board_query(track: str, args: MultiDict[str, str]) -> None:
         values = args.getlist(parameter["name"])
         if len(values) > 1:
             problems[parameter["name"]] = "give it once"
-        elif values and (problem := value_problem(parameter["schema"], values[0])):
-            problems[parameter["name"]] = problem
         elif values and "x-columns-by-split" in parameter:
+            # The split's own columns (the schema's enum holds only those of every split).
             split = args.get("split", "test")
             allowed = parameter["x-columns-by-split"].get(split, [])
             if split in SPLITS and values[0] not in allowed:
                 problems["sort"] = (f"the {split} split has no such column; choose one of "
                                     f"{', '.join(allowed)}")
+        elif values and (problem := value_problem(parameter["schema"], values[0])):
+            problems[parameter["name"]] = problem
     if problems:
         raise ApiError(400, "invalid_query", "some query parameters are invalid",
                        {"fields": problems})

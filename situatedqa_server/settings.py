@@ -7,6 +7,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from benchmark import limits
+
 
 def _bool(text: str) -> bool:
     """Parse an environment flag (1/0, true/false, yes/no, on/off)."""
@@ -104,9 +106,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("MAX_CONTENT_LENGTH", 32 * MiB, int,
             "Largest request body in bytes (the upload as sent, gzip or not); larger: 413.",
             "SITUATEDQA_MAX_UPLOAD_BYTES"),
-    Setting("MAX_DECOMPRESSED_BYTES", 64 * MiB, int,
-            "Largest prediction file after gzip decompression, in bytes; larger: 413.",
-            "SITUATEDQA_MAX_DECOMPRESSED_BYTES"),
+    Setting("MAX_DECOMPRESSED_BYTES", limits.MAX_DECOMPRESSED_BYTES, int,
+            "Largest prediction file after gzip decompression, in bytes; larger: 413. It "
+            "also bounds a request's memory: see Limits.", "SITUATEDQA_MAX_DECOMPRESSED_BYTES"),
+    Setting("MAX_GZIP_MEMBERS", limits.MAX_GZIP_MEMBERS, int,
+            "Most gzip members (concatenated streams) an upload may hold; more: 413. Real "
+            "files have one, or a few.", "SITUATEDQA_MAX_GZIP_MEMBERS"),
     Setting("BOOTSTRAP_RESAMPLES", 2000, int,
             "Bootstrap resamples behind every 95% confidence interval.",
             "SITUATEDQA_BOOTSTRAP_RESAMPLES"),
@@ -122,7 +127,8 @@ SETTINGS: tuple[Setting, ...] = (
             "Flask-Limiter storage, e.g. redis://127.0.0.1:6379/1. Unset: the broker when it "
             "is Redis, so every worker and host counts together; else memory://, where each "
             "gunicorn worker process counts apart (with 2 workers a limit of 10 per minute "
-            "lets up to 20 through).", "SITUATEDQA_RATELIMIT_STORAGE_URI"),
+            "lets up to 20 through). Unreachable: uploads go on without their limit, logins "
+            "and registrations answer 503 (see Limits).", "SITUATEDQA_RATELIMIT_STORAGE_URI"),
     Setting("LOGIN_RATE_LIMIT", "10 per minute", str,
             "Login attempts per client address.", "SITUATEDQA_LOGIN_RATE_LIMIT"),
     Setting("REGISTER_RATE_LIMIT", "5 per hour", str,

@@ -112,13 +112,16 @@ class Settings:
 
     resamples: int
     max_bytes: int
+    max_members: int
 
 
 def settings() -> Settings:
-    """The scoring settings of the running app (BOOTSTRAP_RESAMPLES, MAX_DECOMPRESSED_BYTES)."""
+    """The scoring settings of the running app (BOOTSTRAP_RESAMPLES, MAX_DECOMPRESSED_BYTES,
+    MAX_GZIP_MEMBERS)."""
     config = current_app.config
     return Settings(resamples=int(config["BOOTSTRAP_RESAMPLES"]),
-                    max_bytes=int(config["MAX_DECOMPRESSED_BYTES"]))
+                    max_bytes=int(config["MAX_DECOMPRESSED_BYTES"]),
+                    max_members=int(config["MAX_GZIP_MEMBERS"]))
 
 
 # --- reading files ---------------------------------------------------------------------------
@@ -155,7 +158,8 @@ def read_upload(inputs: GoldSplit, data: bytes, filename: str,
                 resamples: int | None = None) -> Predicted:
     """Parse and score an uploaded file against the inputs it answers (ValidationError)."""
     chosen = settings()
-    predictions = parse_predictions(data, inputs, filename=filename, max_bytes=chosen.max_bytes)
+    predictions = parse_predictions(data, inputs, filename=filename, max_bytes=chosen.max_bytes,
+                                    max_members=chosen.max_members)
     # In a request, the error figures' CIs and the horizon's test wait for after the
     # response (they cost more than the rest of the score: complete_after_response).
     result = score(inputs, predictions,
@@ -199,12 +203,13 @@ def read_file(data: bytes, track: str, split: str, filename: str,
     candidates = dict.fromkeys(
         (first if split == HIDDEN_SPLIT else v).gold_sha256 for v in ordered)
     error: ValidationError | None = None
-    max_bytes = settings().max_bytes
+    chosen = settings()
     for sha256 in candidates:
         inputs = gold_store.load(sha256).get(track, split)
         try:
             return Predicted(parse_predictions(data, inputs, filename=filename,
-                                               max_bytes=max_bytes), inputs)
+                                               max_bytes=chosen.max_bytes,
+                                               max_members=chosen.max_members), inputs)
         except ValidationError as exc:
             error = error or exc
     raise error or ValidationError([])

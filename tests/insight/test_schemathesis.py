@@ -28,9 +28,9 @@ checks.positive_data_acceptance.expected-statuses = ["201", "400", "401", "413",
 """
 
 
-@pytest.mark.slow
-def test_schemathesis_finds_no_failure(database: dict[str, Any], gold_dir: Path,
-                                       tmp_path: Path, release_gold: GoldSet) -> None:
+def _seeded_server(database: dict[str, Any], gold_dir: Path, tmp_path: Path,
+                   release_gold: GoldSet) -> tuple[Any, str]:
+    """An app with a user, a token and public uploads on geo (dev, test) and temp-id (dev)."""
     if not SCHEMATHESIS.exists():
         pytest.skip("schemathesis is not installed")
     app = make_app(database, gold_dir, tmp_path)
@@ -42,6 +42,11 @@ def test_schemathesis_finds_no_failure(database: dict[str, Any], gold_dir: Path,
         response = api_upload(client, token, gold, prediction_file(gold, len(gold) // 2),
                               public="true")
         assert response.status_code == 201
+    return app, token
+
+
+def _run(app: Any, token: str, tmp_path: Path, max_examples: int, *options: str) -> None:
+    """Schemathesis with every check against the app served over HTTP; its report clean."""
     config = tmp_path / "schemathesis.toml"
     config.write_text(CONFIG)
     report = tmp_path / "report.json"
@@ -49,10 +54,10 @@ def test_schemathesis_finds_no_failure(database: dict[str, Any], gold_dir: Path,
         result = subprocess.run(
             [str(SCHEMATHESIS), "--config-file", str(config), "run",
              f"{server.url}/api/v1/openapi.json", "--checks", "all",
-             "--header", f"Authorization: Bearer {token}", "--max-examples", str(MAX_EXAMPLES),
+             "--header", f"Authorization: Bearer {token}", "--max-examples", str(max_examples),
              "--phases", "examples,coverage,fuzzing", "--seed", "20211107", "--workers", "1",
              "--generation-database", "none", "--no-color", "--report", "json",
-             "--report-json-path", str(report)],
+             "--report-json-path", str(report), *options],
             capture_output=True, text=True, timeout=300, cwd=tmp_path, check=False)
     (tmp_path / "schemathesis.out").write_text(result.stdout + result.stderr)
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
@@ -65,3 +70,21 @@ def test_schemathesis_finds_no_failure(database: dict[str, Any], gold_dir: Path,
     assert document["test_cases"]["generated"] > 0
     assert document["test_cases"]["with_failures"] == 0
     assert document["failures"] == [] and document["errors"] == []
+
+
+@pytest.mark.slow
+def test_schemathesis_finds_no_failure(database: dict[str, Any], gold_dir: Path,
+                                       tmp_path: Path, release_gold: GoldSet) -> None:
+    app, token = _seeded_server(database, gold_dir, tmp_path, release_gold)
+    _run(app, token, tmp_path, MAX_EXAMPLES)
+
+
+@pytest.mark.slow
+def test_schemathesis_on_the_boards_sort_columns(database: dict[str, Any], gold_dir: Path,
+                                                 tmp_path: Path, release_gold: GoldSet) -> None:
+    """More cases on the leaderboards, whose sort columns differ by split (identification's
+    per-source F1): every value the schema allows must be answered 200 (positive data
+    acceptance), every one it refuses 400. The upload's metadata rules are checked with
+    valid files in tests/server/test_rules.py (here every file is random bytes: 400)."""
+    app, token = _seeded_server(database, gold_dir, tmp_path, release_gold)
+    _run(app, token, tmp_path, 4 * MAX_EXAMPLES, "--include-path-regex", "^/api/v1/leaderboards/")
