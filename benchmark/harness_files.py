@@ -1,0 +1,496 @@
+"""Evaluation harnesses' output files as prediction files, detected by their content.
+
+* lm-evaluation-harness samples files (`samples_<task>_<date>.jsonl`, written with
+  `--log_samples`; older versions wrote one JSON list): one record per document and filter.
+* Inspect logs: the `.eval` zip archive (the default), and the `.json` of
+  `--log-format json`.
+
+Examples are matched by the key fields our tasks write into each document (`doc` in lm-eval,
+a sample's `metadata` in Inspect), never by line order: the task's marker, the example key,
+the NQ id and context fields, and the question, each checked against the inputs. lm-eval's
+own `doc_hash` is checked against the document, so a hand-edited `doc` is refused. A file of
+another task, a partial run (`--limit`), a two-filter file with no filter chosen, a results
+file in place of a samples file: each is refused with a problem naming the file and line.
+
+Pure: imports no harness (the server reads these files with none installed). Uploads are
+hostile: zip members are bounded in number and in decompressed size.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import zipfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .formats import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_PROBLEMS,
+    FileTooLargeError,
+    Predictions,
+    Problem,
+    ValidationError,
+    _Collector,
+    decode_text,
+    parse_label,
+    universal_newlines,
+)
+from .gold import GoldSplit
+from .tracks import TRACK_INFO
+
+LM_EVAL_SAMPLES = "lm-eval-samples"
+INSPECT_EVAL = "inspect-eval"
+INSPECT_JSON = "inspect-json"
+HARNESS_FORMATS = (LM_EVAL_SAMPLES, INSPECT_EVAL, INSPECT_JSON)
+#: The field of a document that names the task that wrote it (our tasks write it).
+TASK_FIELD = "situatedqa_task"
+#: The other marker fields our tasks write beside it.
+MARKER_FIELDS = ("situatedqa_task_version", "situatedqa_split", "situatedqa_scorer",
+                 "situatedqa_harness", "situatedqa_model")
+#: Most members an Inspect archive may hold (a sample a member, and a few more).
+MAX_ZIP_MEMBERS = 50_000
+ZIP_MAGIC = b"PK\x03\x04"
+#: How far into a file detection looks for the fields that name a harness's file.
+_SNIFF = 4096
+
+
+def task_name(track: str) -> str:
+    """The lm-eval task (and Inspect task's suffix) of a track: situatedqa_temp_id."""
+    return "situatedqa_" + track.replace("-", "_")
+
+
+def first_line(text: str) -> str:
+    """The answer filter of every task: the first line of the output, stripped."""
+    stripped = text.strip()
+    return stripped.split("\n", 1)[0].strip() if stripped else ""
+
+
+def doc_hash(doc: Mapping[str, Any]) -> str:
+    """lm-eval's doc_hash: SHA-256 of the document as json.dumps(indent=2) writes it."""
+    return hashlib.sha256(json.dumps(doc, indent=2, ensure_ascii=False, default=str)
+                          .encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class HarnessInfo:
+    """What a harness file says about its run: stored beside the submission."""
+
+    harness: str
+    harness_version: str | None
+    task: str
+    task_version: str | None
+    model: str | None
+    scorer: str | None
+    filter: str | None
+    #: Per example key, the harness's hashes (lm-eval: doc, prompt, target).
+    hashes: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON stored with the submission."""
+        return {"harness": self.harness, "harness_version": self.harness_version,
+                "task": self.task, "task_version": self.task_version, "model": self.model,
+                "scorer": self.scorer, "filter": self.filter, "samples": len(self.hashes),
+                "task_hash": self.task_hash, "hashes": self.hashes}
+
+    @property
+    def task_hash(self) -> str | None:
+        """lm-eval's cumulative task hash (its results file's task_hashes) where it has one."""
+        if not self.hashes or any("doc" not in h for h in self.hashes.values()):
+            return None
+        joined = "".join(h["doc"] + h.get("prompt", "") + h.get("target", "")
+                         for h in self.hashes.values())
+        return hashlib.sha256(joined.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class HarnessPredictions:
+    """A harness file read: the predictions by key (in file order) and its run's facts."""
+
+    format: str
+    answers: dict[str, str | bool]
+    info: HarnessInfo
+    lines: dict[str, int | None]
+
+
+def detect(data: bytes) -> str | None:
+    """The harness format of a (decompressed) file, or None for every other file.
+
+    Cheap for the project's own formats: only the start of the file is looked at unless it
+    shows a harness's field names.
+    """
+    if data.startswith(ZIP_MAGIC):
+        return INSPECT_EVAL
+    head = data[:_SNIFF].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head[:1] not in (b"{", b"["):
+        return None
+    if b'"doc_id"' in head and b'"doc"' in head:
+        return LM_EVAL_SAMPLES
+    if b'"eval"' in head and (b'"samples"' in data or b'"plan"' in head):
+        return INSPECT_JSON
+    if b'"results"' in head and (b'"n-samples"' in data or b'"task_hashes"' in data
+                                 or b'"configs"' in head):
+        return "lm-eval-results"
+    return None
+
+
+def read_harness_file(
+    data: bytes, gold: GoldSplit, *, filename: str = "predictions",
+    max_problems: int = DEFAULT_MAX_PROBLEMS, max_bytes: int = DEFAULT_MAX_BYTES,
+    harness_filter: str | None = None, allow_partial: bool = False,
+) -> HarnessPredictions | None:
+    """A harness file's predictions for one split (ValidationError), None if not one.
+
+    `harness_filter` picks the filter of an lm-eval file whose task has several (one is
+    taken silently). With `allow_partial` a run that covers part of the split is read
+    (offline scoring of a `--limit` run); an upload never allows it.
+    """
+    kind = detect(data)
+    if kind is None:
+        return None
+    problems = _Collector(filename, max_problems)
+    if kind == "lm-eval-results":
+        raise ValidationError([Problem(filename, (
+            "this is lm-eval's results file (aggregated metrics); upload the samples file "
+            f"instead: samples_{task_name(gold.track)}_<date>.jsonl, written with "
+            "--log_samples --output_path DIR"))])
+    if kind == INSPECT_EVAL:
+        header, samples = _eval_archive(data, filename, max_bytes)
+        result = _inspect(INSPECT_EVAL, header, samples, gold, problems)
+    elif kind == INSPECT_JSON:
+        document = _json_document(data, filename)
+        samples = document.get("samples") or []
+        if not isinstance(samples, list):
+            raise ValidationError([Problem(filename, "'samples' must be a list")])
+        result = _inspect(INSPECT_JSON, document, [(None, s) for s in samples], gold, problems)
+    else:
+        result = _lm_eval(_samples_records(data, filename, problems), gold, problems,
+                          harness_filter)
+    if result is not None and not allow_partial:
+        _check_coverage(result, gold, problems)
+    problems.raise_if_any(tuple(result.answers) if result else ())
+    if result is None:  # no problem was named, yet nothing was read
+        raise ValidationError([Problem(filename, "no samples in this file")])
+    return result
+
+
+def harness_predictions(read: HarnessPredictions, gold: GoldSplit) -> Predictions:
+    """A complete harness read as the scorer's predictions, in gold order."""
+    keys = gold.keys
+    if gold.is_identification:
+        import numpy as np
+
+        labels = np.array([bool(read.answers[k]) for k in keys], dtype=np.bool_)
+        return Predictions(gold.track, gold.split, read.format, labels=labels, keys=keys,
+                           harness=read.info.to_json())
+    return Predictions(gold.track, gold.split, read.format,
+                       answers=tuple(str(read.answers[k]) for k in keys), keys=keys,
+                       harness=read.info.to_json())
+
+
+def covered_gold(read: HarnessPredictions, gold: GoldSplit) -> GoldSplit:
+    """The examples of the split a (partial) run covers, in gold order."""
+    return GoldSplit(gold.track, gold.split, [e for e in gold.examples if e.key in read.answers])
+
+
+# --- lm-eval samples -------------------------------------------------------------------------
+
+
+def _samples_records(data: bytes, filename: str,
+                     problems: _Collector) -> Iterator[tuple[int | None, Any]]:
+    text = universal_newlines(decode_text(data, filename))
+    stripped = text.lstrip()
+    if stripped.startswith("["):  # older lm-eval: one JSON list
+        try:
+            document = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            raise ValidationError([Problem(filename, _truncated(exc, text))]) from None
+        if not isinstance(document, list):
+            raise ValidationError([Problem(filename, "expected a list of samples")])
+        yield from ((None, record) for record in document)
+        return
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            problems.add(_truncated(exc, line), number)
+
+
+def _truncated(exc: Exception, text: str) -> str:
+    if isinstance(exc, json.JSONDecodeError) and not text.rstrip().endswith(("}", "]")):
+        return f"not valid JSON: the text ends inside a value (truncated?): {exc.msg}"
+    return f"not valid JSON: {exc}"
+
+
+@dataclass
+class _Read:
+    answers: dict[str, str | bool] = field(default_factory=dict)
+    lines: dict[str, int | None] = field(default_factory=dict)
+    hashes: dict[str, dict[str, str]] = field(default_factory=dict)
+    markers: dict[str, Any] = field(default_factory=dict)
+
+
+def _lm_eval(records: Iterator[tuple[int | None, Any]], gold: GoldSplit, problems: _Collector,
+             harness_filter: str | None) -> HarnessPredictions | None:
+    by_filter: dict[str, list[tuple[int | None, dict[str, Any]]]] = {}
+    for line, record in records:
+        if not isinstance(record, dict):
+            problems.add(f"expected a JSON object, got {type(record).__name__}", line)
+            continue
+        missing = [name for name in ("doc_id", "doc", "filtered_resps", "filter")
+                   if name not in record]
+        if missing:
+            problems.add(f"not an lm-eval sample: no {', '.join(map(repr, missing))}", line)
+            continue
+        name = record["filter"]
+        by_filter.setdefault(name if isinstance(name, str) else repr(name), []).append(
+            (line, record))
+    if not by_filter:
+        return None
+    if harness_filter is not None:
+        if harness_filter not in by_filter:
+            problems.add(f"no sample has the filter {harness_filter!r}; this file's filters "
+                         f"are {', '.join(map(repr, by_filter))}")
+            return None
+        chosen = harness_filter
+    elif len(by_filter) == 1:
+        chosen = next(iter(by_filter))
+    else:
+        problems.add(f"this samples file holds every document once per filter "
+                     f"({', '.join(map(repr, by_filter))}): choose one (the upload's "
+                     "'harness_filter' field, or --filter)")
+        return None
+    read = _Read()
+    for line, record in by_filter[chosen]:
+        doc = record["doc"]
+        if isinstance(doc, dict) and record.get("doc_hash") != doc_hash(doc):
+            problems.add("'doc' does not match its doc_hash: the document was changed after "
+                         "the run", line, doc.get("key") if isinstance(doc.get("key"), str)
+                         else None)
+            continue
+        key = _document_key(doc, gold, line, problems, "doc")
+        if key is None:
+            continue
+        value = _response(record["filtered_resps"])
+        if value is None:
+            problems.add("'filtered_resps' must hold one string", line, key)
+            continue
+        if _taken(key, line, read, problems):
+            continue
+        read.answers[key] = _value(gold, value)
+        read.hashes[key] = {name: record[f"{name}_hash"] for name in ("doc", "prompt", "target")
+                            if isinstance(record.get(f"{name}_hash"), str)}
+        if not read.markers:
+            read.markers = {name: doc.get(name) for name in (TASK_FIELD, *MARKER_FIELDS)}
+    harness, _, version = str(read.markers.get("situatedqa_harness") or "lm-eval").partition(" ")
+    return _result(LM_EVAL_SAMPLES, read, harness or "lm-eval", version or None, chosen)
+
+
+def _response(filtered: Any) -> str | None:
+    if isinstance(filtered, str):
+        return filtered
+    if isinstance(filtered, list) and len(filtered) == 1 and isinstance(filtered[0], str):
+        return filtered[0]
+    return None
+
+
+def _value(gold: GoldSplit, text: str) -> str | bool:
+    """A response as a prediction: the answer, or (identification) yes means dependent."""
+    if not gold.is_identification:
+        return text
+    words = first_line(text).split()
+    return bool(parse_label(words[0].strip(".,!:;").lower())) if words else False
+
+
+def _taken(key: str, line: int | None, read: _Read, problems: _Collector) -> bool:
+    if key in read.lines:
+        first = read.lines[key]
+        where = f" (first on line {first})" if first is not None else ""
+        problems.add(f"duplicate sample{where}", line, key)
+        return True
+    read.lines[key] = line
+    return False
+
+
+def _document_key(doc: Any, gold: GoldSplit, line: int | None, problems: _Collector,
+                  where: str) -> str | None:
+    """The example a document written by our task names, checked against the inputs."""
+    expected = task_name(gold.track)
+    if not isinstance(doc, dict):
+        problems.add(f"{where!r} must be an object", line)
+        return None
+    task = doc.get(TASK_FIELD)
+    if task is None:
+        problems.add(f"{where!r} was not written by a SituatedQA task (no {TASK_FIELD!r}): "
+                     f"run the task {expected}", line)
+        return None
+    if task != expected:
+        problems.add(f"this sample is of the task {task!r}, not {expected!r} "
+                     f"({gold.track}/{gold.split})", line)
+        return None
+    if doc.get("situatedqa_split") not in (None, gold.split):
+        problems.add(f"this sample is of the split {doc.get('situatedqa_split')!r}, not "
+                     f"{gold.split!r}", line)
+        return None
+    key = doc.get("key")
+    info = TRACK_INFO[gold.track]
+    nq_id = doc.get("id")
+    if not isinstance(key, str) or isinstance(nq_id, bool) or not isinstance(nq_id, int) \
+            or not all(isinstance(doc.get(name), str) for name in info.context_fields):
+        problems.add(f"{where!r} needs 'key', 'id' and {', '.join(info.context_fields) or 'no'}"
+                     " context fields as our task writes them", line)
+        return None
+    if info.key(nq_id, doc) != key:
+        problems.add(f"{where!r}'s key does not match its id and context fields", line, key)
+        return None
+    position = gold.index.get(key)
+    if position is None:
+        problems.add(f"unknown example for {gold.track}/{gold.split}", line, key)
+        return None
+    if doc.get("question") != gold.examples[position].question:
+        problems.add(f"{where!r}'s question is not this example's question", line, key)
+        return None
+    return key
+
+
+def _result(fmt: str, read: _Read, harness: str, version: str | None,
+            chosen: str | None) -> HarnessPredictions:
+    markers = read.markers
+    info = HarnessInfo(
+        harness=harness, harness_version=version,
+        task=str(markers.get(TASK_FIELD) or ""),
+        task_version=_text(markers.get("situatedqa_task_version")),
+        model=_text(markers.get("situatedqa_model")),
+        scorer=_text(markers.get("situatedqa_scorer")), filter=chosen, hashes=read.hashes)
+    return HarnessPredictions(fmt, read.answers, info, read.lines)
+
+
+def _text(value: Any) -> str | None:
+    return None if value in (None, "") else str(value)
+
+
+def _check_coverage(result: HarnessPredictions, gold: GoldSplit, problems: _Collector) -> None:
+    covered = sum(1 for k in gold.keys if k in result.answers)
+    if covered < len(gold) and not problems.problems:
+        missing = next(k for k in gold.keys if k not in result.answers)
+        problems.add(
+            f"this run covers {covered} of {len(gold)} examples of {gold.track}/{gold.split} "
+            f"(a run with --limit?); an upload needs every example (first missing: "
+            f"{missing!r}). Offline, `python -m benchmark score --partial` scores the covered "
+            "examples, marked partial")
+
+
+# --- Inspect logs ----------------------------------------------------------------------------
+
+
+def _json_document(data: bytes, filename: str) -> dict[str, Any]:
+    text = decode_text(data, filename)
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ValidationError([Problem(filename, _truncated(exc, text))]) from None
+    if not isinstance(document, dict):
+        raise ValidationError([Problem(filename, "expected an Inspect log (a JSON object)")])
+    return document
+
+
+def _eval_archive(data: bytes, filename: str,
+                  max_bytes: int) -> tuple[dict[str, Any], list[tuple[int | None, Any]]]:
+    """The header and the samples of an Inspect .eval archive, sizes bounded."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        members = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise ValidationError([Problem(filename, f"not a readable .eval archive: {exc}")]) \
+            from None
+    if len(members) > MAX_ZIP_MEMBERS:
+        raise FileTooLargeError([Problem(
+            filename, f"the archive holds more than {MAX_ZIP_MEMBERS} members")])
+    budget = [max_bytes]
+
+    def member(info: zipfile.ZipInfo) -> Any:
+        try:
+            with archive.open(info) as stream:
+                raw = stream.read(budget[0] + 1)
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as exc:
+            raise ValidationError([Problem(f"{filename}/{info.filename}",
+                                           f"unreadable member: {exc}")]) from None
+        budget[0] -= len(raw)
+        if budget[0] < 0:
+            raise FileTooLargeError([Problem(
+                filename, f"decompressed content is larger than {max_bytes} bytes")])
+        try:
+            return json.loads(raw.decode("utf-8"))
+        except (ValueError, RecursionError) as exc:
+            raise ValidationError([Problem(f"{filename}/{info.filename}",
+                                           _truncated(exc, raw.decode("utf-8", "replace")))]) \
+                from None
+
+    names = {info.filename: info for info in members}
+    header_info = names.get("header.json") or names.get("_journal/start.json")
+    if header_info is None:
+        raise ValidationError([Problem(filename, "not an Inspect .eval log: no header.json")])
+    header = member(header_info)
+    if not isinstance(header, dict):
+        raise ValidationError([Problem(filename, "header.json must be an object")])
+    samples: list[tuple[int | None, Any]] = [
+        (None, member(info)) for info in members
+        if info.filename.startswith("samples/") and info.filename.endswith(".json")]
+    return header, samples
+
+
+def _inspect(fmt: str, header: Mapping[str, Any], samples: list[tuple[int | None, Any]],
+             gold: GoldSplit, problems: _Collector) -> HarnessPredictions | None:
+    spec: dict[str, Any] = header["eval"] if isinstance(header.get("eval"), dict) else {}
+    task = str(spec.get("task") or "")
+    expected = task_name(gold.track)
+    if task and task.rsplit("/", 1)[-1] not in (expected, gold.track, gold.track.replace("-", "_")):
+        problems.add(f"this log is of the task {task!r}, not situatedqa/{gold.track} "
+                     f"({gold.track}/{gold.split})")
+        return None
+    read = _Read()
+    for position, (_, sample) in enumerate(samples, start=1):
+        where = f"sample {position}"
+        if not isinstance(sample, dict):
+            problems.add(f"{where}: expected an object")
+            continue
+        if sample.get("epoch", 1) != 1:
+            continue  # one answer an example: the first epoch's
+        key = _document_key(sample.get("metadata"), gold, None, problems, f"{where} metadata")
+        if key is None:
+            continue
+        if sample.get("id") != key:
+            problems.add(f"{where}: its id does not match its metadata's key", None, key)
+            continue
+        output: dict[str, Any] = (sample["output"] if isinstance(sample.get("output"), dict)
+                                  else {})
+        completion = output.get("completion")
+        if not isinstance(completion, str):
+            problems.add(f"{where}: no output.completion", None, key)
+            continue
+        if _taken(key, None, read, problems):
+            continue
+        read.answers[key] = _value(gold, first_line(completion))
+        read.hashes[key] = {"input": hashlib.sha256(json.dumps(
+            sample.get("input"), ensure_ascii=False, sort_keys=True).encode()).hexdigest()}
+        if not read.markers:
+            read.markers = {name: sample["metadata"].get(name)
+                            for name in (TASK_FIELD, *MARKER_FIELDS)}
+    packages: dict[str, Any] = (spec["packages"] if isinstance(spec.get("packages"), dict)
+                                else {})
+    version = packages.get("inspect_ai") or header.get("version")
+    result = _result(fmt, read, "inspect", _text(version), None)
+    model = _text(spec.get("model"))
+    if model:
+        result = HarnessPredictions(fmt, result.answers, _with_model(result.info, model),
+                                    result.lines)
+    return result
+
+
+def _with_model(info: HarnessInfo, model: str) -> HarnessInfo:
+    return HarnessInfo(info.harness, info.harness_version, info.task or "", info.task_version,
+                       model, info.scorer, info.filter, info.hashes)
