@@ -18,6 +18,8 @@ setup(
         "situatedqa_server": ["static/*", "migrations/*", "migrations/versions/*.py"],
         "situatedqa_server.templates": ["*.html", "**/*.html"],
         "benchmark.gold": ["manifest.json"],
+        "benchmark.harness": ["conformance.json", "lm_eval_tasks/*",
+                              "evaluate_metric/situatedqa/*"],
         "baselines": ["data/*"],
     },
 )

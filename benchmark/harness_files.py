@@ -115,6 +115,11 @@ class HarnessPredictions:
     lines: dict[str, int | None]
 
 
+def harness_summary(stored: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A stored run without its per-sample hashes (what pages and the API show)."""
+    return None if stored is None else {k: v for k, v in stored.items() if k != "hashes"}
+
+
 def detect(data: bytes) -> str | None:
     """The harness format of a (decompressed) file, or None for every other file.
 

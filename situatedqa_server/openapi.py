@@ -108,6 +108,9 @@ class Submission(BaseModel):
     knowledge_date: str | None
     parameter_count: int | None
     format: str
+    scorer: str = Field(description="The scorer's fingerprint (benchmark.harness).")
+    harness: dict[str, Any] | None = Field(description=(
+        "The run a harness file records (harness, version, task, model, filter), else null."))
 
 
 class SubmissionList(BaseModel):
@@ -231,6 +234,8 @@ class Upload(BaseModel):
     parameter_count: str | None = Field(None, pattern=r"^[0-9]{1,12}[kKmMbBtT]?$",
                                         description="e.g. 770M, 11B or 1500000.")
     public: YesNo | None = Field(None, description="Publish on the leaderboard at once.")
+    harness_filter: str | None = Field(None, max_length=100, description=(
+        "The filter to read of an lm-eval samples file whose task has several."))
 
 
 class SubmissionPath(BaseModel):

@@ -147,10 +147,12 @@ def rejection(error: ValidationError, track: str, split: str) -> InvalidFile:
 
 
 def read_upload(inputs: GoldSplit, data: bytes, filename: str,
-                resamples: int | None = None) -> Predicted:
-    """Parse and score an uploaded file against the inputs it answers (ValidationError)."""
+                resamples: int | None = None, harness_filter: str | None = None) -> Predicted:
+    """Parse and score an uploaded file against the inputs it answers (ValidationError);
+    `harness_filter` picks the filter of an lm-eval samples file that has several."""
     chosen = settings()
-    predictions = parse_predictions(data, inputs, filename=filename, max_bytes=chosen.max_bytes)
+    predictions = parse_predictions(data, inputs, filename=filename, max_bytes=chosen.max_bytes,
+                                    harness_filter=harness_filter)
     result = score(inputs, predictions,
                    resamples=chosen.resamples if resamples is None else resamples)
     return Predicted(predictions, inputs, result)
@@ -174,7 +176,8 @@ def _versions_of_transaction() -> tuple[dict[int, GoldVersion], GoldVersion | No
 
 
 def read_file(data: bytes, track: str, split: str, filename: str,
-              preferred_version_id: int | None = None) -> Predicted:
+              preferred_version_id: int | None = None,
+              harness_filter: str | None = None) -> Predicted:
     """A file's predictions and the inputs they answer: the preferred version's first, then
     every other version's (the ValidationError of the first one tried if none accepts it).
 
@@ -195,7 +198,8 @@ def read_file(data: bytes, track: str, split: str, filename: str,
         inputs = gold_store.load(sha256).get(track, split)
         try:
             return Predicted(parse_predictions(data, inputs, filename=filename,
-                                               max_bytes=max_bytes), inputs)
+                                               max_bytes=max_bytes,
+                                               harness_filter=harness_filter), inputs)
         except ValidationError as exc:
             error = error or exc
     raise error or ValidationError([])
@@ -220,7 +224,7 @@ def read_stored(submission: Submission, uploaded_version_id: int | None = None,
     if data is None:
         data = blobs.get(submission.file_sha256)
     return read_file(data, submission.track, submission.split, submission.filename,
-                     uploaded_version_id)
+                     uploaded_version_id, submission.harness_filter)
 
 
 def predictions_for(submission: Submission, gold: GoldSplit) -> Predictions:
