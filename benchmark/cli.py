@@ -12,9 +12,11 @@ import click
 
 from .equivalence import LENIENT_RULES
 from .error_classes import ErrorTables, compare_errors, error_tables, possible_counts
-from .formats import DEFAULT_MAX_BYTES, ValidationError, parse_predictions, wrong_split_hint
+from .formats import DEFAULT_MAX_BYTES, ValidationError, wrong_split_hint
 from .gold import GoldError, GoldSet, load_gold, read_gold_file
 from .harness.conformance import fingerprint
+from .harness.partial import partial_result
+from .harness_files import parse_file
 from .horizon import Horizon
 from .metrics import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .release import (
@@ -144,8 +146,8 @@ def _split(gold: GoldSet, track: str, split: str) -> Any:
 def _load_predictions(path: Path, gold_set: GoldSet, gold: Any, max_bytes: int,
                       harness_filter: str | None = None) -> Any:
     try:
-        return parse_predictions(path.read_bytes(), gold, filename=str(path), max_bytes=max_bytes,
-                                 harness_filter=harness_filter)
+        return parse_file(path.read_bytes(), gold, filename=str(path), max_bytes=max_bytes,
+                          harness_filter=harness_filter)
     except ValidationError as exc:
         hint = wrong_split_hint(exc, gold_set, gold.track, gold.split)
         if hint:
@@ -275,10 +277,18 @@ def score_command(track: str, split: str, file: Path, data: Path | None, as_json
         gold_set = open_gold(data)
         gold = _split(gold_set, track, split)
     if partial:
-        from .harness.partial import score_partial
-
-        click.echo(score_partial(file, gold, as_json=as_json, resamples=resamples, seed=seed,
-                                 max_bytes=max_bytes, harness_filter=harness_filter))
+        try:
+            result, coverage = partial_result(file.read_bytes(), gold, filename=str(file),
+                                              resamples=resamples, seed=seed,
+                                              max_bytes=max_bytes, harness_filter=harness_filter)
+        except ValidationError as exc:
+            for problem in exc.problems:
+                click.echo(str(problem), err=True)
+            raise click.ClickException(f"{file}: rejected, nothing was scored") from None
+        click.echo(json.dumps({**result.to_json(), "partial": True, "coverage": coverage,
+                               "scorer": fingerprint()}, indent=2) if as_json else
+                   f"PARTIAL: {coverage} examples of {track}/{split} (not comparable with a "
+                   f"board's scores)\n\n{format_table(result)}\n\nscorer {fingerprint()}")
         return
     predictions = _load_predictions(file, gold_set, gold, max_bytes, harness_filter)
     tables = None if paper_only else _tables(gold_set, track, split,

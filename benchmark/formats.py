@@ -685,21 +685,13 @@ def parse_predictions(
     max_problems: int = DEFAULT_MAX_PROBLEMS,
     max_bytes: int = DEFAULT_MAX_BYTES,
     fast: bool = True,
-    harness_filter: str | None = None,
 ) -> Predictions:
     """Parse and validate a prediction file of any accepted format against one gold split.
 
     fast=False skips the fast path (fastparse.py) and always runs the exact parser, which
-    gives the same result: for tests and benchmarks. A harness's file (harness_files.py) is
-    detected by its content; `harness_filter` picks the filter of an lm-eval samples file.
+    gives the same result: for tests and benchmarks.
     """
     data = decompress_limited(data, filename, max_bytes)
-    from .harness_files import harness_predictions, read_harness_file  # it imports this module
-
-    harnessed = read_harness_file(data, gold, filename=filename, max_problems=max_problems,
-                                  max_bytes=max_bytes, harness_filter=harness_filter)
-    if harnessed is not None:
-        return harness_predictions(harnessed, gold)
     if fast and gold.is_identification:
         labelled = fast_labels(data, gold)
         if labelled is not None:

@@ -35,7 +35,9 @@ from .formats import (
     ValidationError,
     _Collector,
     decode_text,
+    decompress_limited,
     parse_label,
+    parse_predictions,
     universal_newlines,
 )
 from .gold import GoldSplit
@@ -179,6 +181,22 @@ def read_harness_file(
     if result is None:  # no problem was named, yet nothing was read
         raise ValidationError([Problem(filename, "no samples in this file")])
     return result
+
+
+def parse_file(
+    data: bytes, gold: GoldSplit, *, filename: str = "predictions",
+    max_problems: int = DEFAULT_MAX_PROBLEMS, max_bytes: int = DEFAULT_MAX_BYTES,
+    harness_filter: str | None = None, fast: bool = True,
+) -> Predictions:
+    """Any accepted prediction file: a harness's file (detected by its content), else
+    formats.parse_predictions. What the uploads, stored files and the CLI read."""
+    data = decompress_limited(data, filename, max_bytes)
+    harnessed = read_harness_file(data, gold, filename=filename, max_problems=max_problems,
+                                  max_bytes=max_bytes, harness_filter=harness_filter)
+    if harnessed is not None:
+        return harness_predictions(harnessed, gold)
+    return parse_predictions(data, gold, filename=filename, max_problems=max_problems,
+                             max_bytes=max_bytes, fast=fast)
 
 
 def harness_predictions(read: HarnessPredictions, gold: GoldSplit) -> Predictions:

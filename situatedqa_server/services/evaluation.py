@@ -43,10 +43,10 @@ from benchmark import (
     ScoreResult,
     ValidationError,
     incremental,
-    parse_predictions,
     score,
     wrong_split_hint,
 )
+from benchmark.harness_files import parse_file
 from benchmark.incremental import encode_f1, split_digest
 from benchmark.versions import realign
 
@@ -151,8 +151,8 @@ def read_upload(inputs: GoldSplit, data: bytes, filename: str,
     """Parse and score an uploaded file against the inputs it answers (ValidationError);
     `harness_filter` picks the filter of an lm-eval samples file that has several."""
     chosen = settings()
-    predictions = parse_predictions(data, inputs, filename=filename, max_bytes=chosen.max_bytes,
-                                    harness_filter=harness_filter)
+    predictions = parse_file(data, inputs, filename=filename, max_bytes=chosen.max_bytes,
+                             harness_filter=harness_filter)
     result = score(inputs, predictions,
                    resamples=chosen.resamples if resamples is None else resamples)
     return Predicted(predictions, inputs, result)
@@ -197,9 +197,8 @@ def read_file(data: bytes, track: str, split: str, filename: str,
     for sha256 in candidates:
         inputs = gold_store.load(sha256).get(track, split)
         try:
-            return Predicted(parse_predictions(data, inputs, filename=filename,
-                                               max_bytes=max_bytes,
-                                               harness_filter=harness_filter), inputs)
+            return Predicted(parse_file(data, inputs, filename=filename, max_bytes=max_bytes,
+                                        harness_filter=harness_filter), inputs)
         except ValidationError as exc:
             error = error or exc
     raise error or ValidationError([])

@@ -9,7 +9,7 @@ import pytest
 from harness_helpers import eval_archive, inspect_log, samples_file, tiny
 
 from benchmark import ValidationError, parse_predictions, score
-from benchmark.harness_files import doc_hash, first_line, read_harness_file
+from benchmark.harness_files import doc_hash, first_line, parse_file, read_harness_file
 
 
 def compact(predictions: dict[str, str]) -> bytes:
@@ -29,7 +29,7 @@ def test_first_line_filter() -> None:
 
 def test_samples_file_scores_as_the_compact_file() -> None:
     gold, predictions = tiny()
-    parsed = parse_predictions(samples_file(gold, predictions), gold, filename="s.jsonl")
+    parsed = parse_file(samples_file(gold, predictions), gold, filename="s.jsonl")
     assert parsed.format == "lm-eval-samples"
     expected = score(gold, parse_predictions(compact(predictions), gold), resamples=0)
     got = score(gold, parsed, resamples=0)
@@ -45,7 +45,7 @@ def test_samples_file_scores_as_the_compact_file() -> None:
 def test_lines_out_of_order_are_matched_by_key() -> None:
     gold, predictions = tiny()
     lines = samples_file(gold, predictions).splitlines(keepends=True)
-    parsed = parse_predictions(b"".join(reversed(lines)), gold)
+    parsed = parse_file(b"".join(reversed(lines)), gold)
     assert score(gold, parsed, resamples=0).metrics["em"] == 50.0
 
 
@@ -53,20 +53,20 @@ def test_two_filters_need_a_choice() -> None:
     gold, predictions = tiny()
     data = samples_file(gold, predictions, filters=("first-line", "upper"))
     with pytest.raises(ValidationError) as error:
-        parse_predictions(data, gold, filename="s.jsonl")
+        parse_file(data, gold, filename="s.jsonl")
     assert "once per filter ('first-line', 'upper'): choose one" in problems(error)[0]
-    chosen = parse_predictions(data, gold, harness_filter="first-line")
+    chosen = parse_file(data, gold, harness_filter="first-line")
     assert score(gold, chosen, resamples=0).metrics["em"] == 50.0
     assert chosen.harness is not None and chosen.harness["filter"] == "first-line"
     with pytest.raises(ValidationError, match="no sample has the filter 'strict'"):
-        parse_predictions(data, gold, harness_filter="strict")
+        parse_file(data, gold, harness_filter="strict")
 
 
 def test_wrong_task_is_refused_naming_the_line(tmp_path: object) -> None:
     gold, predictions = tiny()
     geo_gold, _ = tiny("geo")
     with pytest.raises(ValidationError) as error:
-        parse_predictions(samples_file(gold, predictions), geo_gold, filename="s.jsonl")
+        parse_file(samples_file(gold, predictions), geo_gold, filename="s.jsonl")
     assert problems(error)[0] == ("s.jsonl:1: this sample is of the task 'situatedqa_temp', "
                                   "not 'situatedqa_geo' (geo/test)")
 
@@ -77,7 +77,7 @@ def test_doc_not_written_by_our_task() -> None:
     line["doc"] = {"question": "who?", "answer": ["x"]}
     line["doc_hash"] = doc_hash(line["doc"])
     with pytest.raises(ValidationError) as error:
-        parse_predictions(json.dumps(line).encode() + b"\n", gold, filename="s.jsonl")
+        parse_file(json.dumps(line).encode() + b"\n", gold, filename="s.jsonl")
     assert problems(error)[0] == ("s.jsonl:1: 'doc' was not written by a SituatedQA task (no "
                                   "'situatedqa_task'): run the task situatedqa_temp")
 
@@ -93,7 +93,7 @@ def test_tampered_doc_is_refused(field: str, value: str, message: str) -> None:
     record["doc"][field] = value
     lines[2] = json.dumps(record).encode()
     with pytest.raises(ValidationError) as error:
-        parse_predictions(b"\n".join(lines), gold, filename="s.jsonl")
+        parse_file(b"\n".join(lines), gold, filename="s.jsonl")
     assert problems(error)[0].startswith("s.jsonl:3: ")
     assert message in problems(error)[0]
 
@@ -106,7 +106,7 @@ def test_tampered_doc_with_its_hash_recomputed_is_still_checked() -> None:
     record["doc_hash"] = doc_hash(record["doc"])
     lines[0] = json.dumps(record).encode()
     with pytest.raises(ValidationError) as error:
-        parse_predictions(b"\n".join(lines), gold, filename="s.jsonl")
+        parse_file(b"\n".join(lines), gold, filename="s.jsonl")
     assert problems(error)[0] == ("s.jsonl:1: 'doc''s question is not this example's question "
                                   "(key '1|2019|orig')")
 
@@ -115,7 +115,7 @@ def test_truncated_samples_file_names_the_line() -> None:
     gold, predictions = tiny()
     data = samples_file(gold, predictions)
     with pytest.raises(ValidationError) as error:
-        parse_predictions(data[: len(data) - 40], gold, filename="s.jsonl")
+        parse_file(data[: len(data) - 40], gold, filename="s.jsonl")
     assert problems(error)[0].startswith("s.jsonl:4: not valid JSON: the text ends inside a "
                                          "value (truncated?)")
 
@@ -125,7 +125,7 @@ def test_results_file_in_place_of_samples() -> None:
     results = {"results": {"situatedqa_temp": {"em,first-line": 50.0}}, "configs": {},
                "versions": {"situatedqa_temp": 1}, "n-samples": {}, "task_hashes": {}}
     with pytest.raises(ValidationError) as error:
-        parse_predictions(json.dumps(results, indent=2).encode(), gold, filename="r.json")
+        parse_file(json.dumps(results, indent=2).encode(), gold, filename="r.json")
     assert problems(error)[0].startswith("r.json: this is lm-eval's results file (aggregated "
                                          "metrics); upload the samples file instead: "
                                          "samples_situatedqa_temp_<date>.jsonl")
@@ -135,7 +135,7 @@ def test_partial_run_is_refused_naming_its_coverage() -> None:
     gold, predictions = tiny()
     data = samples_file(gold, predictions, only=["1|2019|orig"])
     with pytest.raises(ValidationError) as error:
-        parse_predictions(data, gold, filename="s.jsonl")
+        parse_file(data, gold, filename="s.jsonl")
     assert problems(error)[0].startswith("s.jsonl: this run covers 1 of 4 examples of "
                                          "temp/test (a run with --limit?)")
     partial = read_harness_file(data, gold, allow_partial=True)
@@ -155,7 +155,7 @@ def test_inspect_json_and_eval_logs() -> None:
     log = inspect_log(gold, predictions)
     for data, fmt in ((json.dumps(log).encode(), "inspect-json"),
                       (eval_archive(log), "inspect-eval")):
-        parsed = parse_predictions(data, gold, filename="log")
+        parsed = parse_file(data, gold, filename="log")
         assert parsed.format == fmt
         assert score(gold, parsed, resamples=0).metrics["em"] == 50.0
         assert parsed.harness is not None
@@ -167,14 +167,14 @@ def test_inspect_log_of_another_task() -> None:
     gold, predictions = tiny()
     log = inspect_log(gold, predictions, task="situatedqa/geo")
     with pytest.raises(ValidationError, match="this log is of the task 'situatedqa/geo'"):
-        parse_predictions(json.dumps(log).encode(), gold, filename="log.json")
+        parse_file(json.dumps(log).encode(), gold, filename="log.json")
 
 
 def test_truncated_eval_archive() -> None:
     gold, predictions = tiny()
     data = eval_archive(inspect_log(gold, predictions))
     with pytest.raises(ValidationError, match="not a readable .eval archive"):
-        parse_predictions(data[: len(data) // 2], gold, filename="log.eval")
+        parse_file(data[: len(data) // 2], gold, filename="log.eval")
 
 
 def test_eval_archive_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -183,4 +183,4 @@ def test_eval_archive_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     gold, predictions = tiny()
     data = eval_archive(inspect_log(gold, predictions))
     with pytest.raises(FileTooLargeError):
-        parse_predictions(data, gold, filename="log.eval", max_bytes=len(data) + 10)
+        parse_file(data, gold, filename="log.eval", max_bytes=len(data) + 10)
