@@ -304,7 +304,7 @@ def _lm_eval(records: Iterator[tuple[int | None, Any]], gold: GoldSplit, problem
             continue
         if _taken(key, line, read, problems):
             continue
-        read.answers[key] = _value(gold, value)
+        read.answers[key] = response_value(gold, value)
         read.hashes[key] = {name: record[f"{name}_hash"] for name in ("doc", "prompt", "target")
                             if isinstance(record.get(f"{name}_hash"), str)}
         if not read.markers:
@@ -321,7 +321,7 @@ def _response(filtered: Any) -> str | None:
     return None
 
 
-def _value(gold: GoldSplit, text: str) -> str | bool:
+def response_value(gold: GoldSplit, text: str) -> str | bool:
     """A response as a prediction: the answer, or (identification) yes means dependent."""
     if not gold.is_identification:
         return text
@@ -497,7 +497,7 @@ def _inspect(fmt: str, header: Mapping[str, Any], samples: list[tuple[int | None
             continue
         if _taken(key, None, read, problems):
             continue
-        read.answers[key] = _value(gold, first_line(completion))
+        read.answers[key] = response_value(gold, first_line(completion))
         read.hashes[key] = {"input": hashlib.sha256(json.dumps(
             sample.get("input"), ensure_ascii=False, sort_keys=True).encode()).hexdigest()}
         if not read.markers:

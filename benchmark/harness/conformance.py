@@ -16,6 +16,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..example import Example
 from ..formats import Predictions
 from ..gold import GoldSplit
@@ -62,10 +64,15 @@ def conformance_cases(path: Path = CONFORMANCE_PATH) -> list[ConformanceCase]:
         why=case["why"]) for case in document["cases"]]
 
 
-def predictions_of(gold: GoldSplit, answers: Mapping[str, str], fmt: str) -> Predictions:
-    """Answers by key as the scorer's predictions (KeyError names a missing key)."""
+def predictions_of(gold: GoldSplit, answers: Mapping[str, str | bool],
+                   fmt: str) -> Predictions:
+    """Answers (labels on identification tracks) by key as the scorer's predictions
+    (KeyError names a missing key)."""
+    if gold.is_identification:
+        return Predictions(gold.track, gold.split, fmt, keys=gold.keys, labels=np.array(
+            [bool(answers[k]) for k in gold.keys], dtype=np.bool_))
     return Predictions(gold.track, gold.split, fmt,
-                       answers=tuple(answers[k] for k in gold.keys), keys=gold.keys)
+                       answers=tuple(str(answers[k]) for k in gold.keys), keys=gold.keys)
 
 
 def score_case(case: ConformanceCase, resamples: int = 0) -> ScoreResult:
@@ -74,7 +81,7 @@ def score_case(case: ConformanceCase, resamples: int = 0) -> ScoreResult:
                  resamples=resamples)
 
 
-def score_pairs(gold: GoldSplit, pairs: Iterable[tuple[str, str]], *,
+def score_pairs(gold: GoldSplit, pairs: Iterable[tuple[str, str | bool]], *,
                 resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
                 fmt: str = "pairs") -> ScoreResult:
     """(key, prediction) pairs covering every example of a QA split, scored by `score`.
@@ -82,7 +89,7 @@ def score_pairs(gold: GoldSplit, pairs: Iterable[tuple[str, str]], *,
     What the harness integrations call: ValueError names an unknown, repeated or missing
     key (a harness metric never scores part of a split as if it were all of it).
     """
-    answers: dict[str, str] = {}
+    answers: dict[str, str | bool] = {}
     for key, prediction in pairs:
         if key not in gold.index:
             raise ValueError(f"unknown example {key!r} for {gold.track}/{gold.split}")
