@@ -23,12 +23,12 @@ from typing import Any
 
 from ..example import Example
 from ..gold import GoldSet, GoldSplit
+from ..harness_files import response_value
 from ..release import import_release, resolve_release_dir
 from ..scoring import ScoreResult
-from ..tracks import TRACK_INFO, TRACKS, track_info
-from ..harness_files import response_value
+from ..tracks import TRACKS, track_info
 from .conformance import fingerprint, score_pairs
-from .docs import TASK_VERSION, document, first_line, prompt, target, task_name
+from .docs import TASK_VERSION, document, first_line, task_name
 
 FILTER_NAME = "first-line"
 MAX_GEN_TOKS = 32
@@ -141,9 +141,8 @@ def aggregation(metric: str) -> Callable[[Sequence[Any]], float]:
 def task_yaml(track: str) -> str:
     """The YAML config of one track's task."""
     name = task_name(track).removeprefix("situatedqa_")
-    info = track_info(track)
     lines = [
-        f"# Written by `python -m benchmark.harness.lm_eval_task` from the track registry.",
+        "# Written by `python -m benchmark.harness.lm_eval_task` from the track registry.",
         f"task: {task_name(track)}",
         f"custom_dataset: !function utils.load_{name}",
         "test_split: eval",
@@ -151,7 +150,7 @@ def task_yaml(track: str) -> str:
         "output_type: generate_until",
         f"doc_to_text: !function utils.prompt_{name}",
         f"doc_to_target: !function utils.target_{name}",
-        f"process_results: !function utils.process_results",
+        "process_results: !function utils.process_results",
         "target_delimiter: \" \"",
         "fewshot_delimiter: \"\\n\\n\"",
         "generation_kwargs:",
