@@ -508,6 +508,9 @@ def _inspect(fmt: str, header: Mapping[str, Any], samples: list[tuple[int | None
     version = packages.get("inspect_ai") or header.get("version")
     result = _result(fmt, read, "inspect", _text(version), None)
     model = _text(spec.get("model"))
+    model_args = spec["model_args"] if isinstance(spec.get("model_args"), dict) else {}
+    if model and model_args.get("model_path"):
+        model = f"{model} ({model_args['model_path']})"
     if model:
         result = HarnessPredictions(fmt, result.answers, _with_model(result.info, model),
                                     result.lines)
