@@ -21,7 +21,9 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import struct
 import zipfile
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,6 +57,8 @@ MARKER_FIELDS = ("situatedqa_task_version", "situatedqa_split", "situatedqa_scor
 #: Most members an Inspect archive may hold (a sample a member, and a few more).
 MAX_ZIP_MEMBERS = 50_000
 ZIP_MAGIC = b"PK\x03\x04"
+#: The zip compression method of zstd (APPNOTE 4.4.5), which Inspect writes.
+ZIP_ZSTANDARD = 93
 #: How far into a file detection looks for the fields that name a harness's file.
 _SNIFF = 4096
 
@@ -437,8 +441,11 @@ def _eval_archive(data: bytes, filename: str,
 
     def member(info: zipfile.ZipInfo) -> Any:
         try:
-            with archive.open(info) as stream:
-                raw = stream.read(budget[0] + 1)
+            if info.compress_type == ZIP_ZSTANDARD:
+                raw = _zstd_member(data, info, budget[0] + 1)
+            else:
+                with archive.open(info) as stream:
+                    raw = stream.read(budget[0] + 1)
         except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as exc:
             raise ValidationError([Problem(f"{filename}/{info.filename}",
                                            f"unreadable member: {exc}")]) from None
@@ -464,6 +471,35 @@ def _eval_archive(data: bytes, filename: str,
         (None, member(info)) for info in members
         if info.filename.startswith("samples/") and info.filename.endswith(".json")]
     return header, samples
+
+
+def _zstd_member(data: bytes, info: zipfile.ZipInfo, limit: int) -> bytes:
+    """A zstd-compressed member (Inspect's default; zipfile cannot read it before Python
+    3.14), at most `limit` bytes of it, its CRC checked."""
+    import zstandard
+
+    start = info.header_offset
+    if data[start:start + 4] != ZIP_MAGIC:
+        raise zipfile.BadZipFile("bad local file header")
+    names, extra = struct.unpack("<HH", data[start + 26:start + 30])
+    begin = start + 30 + names + extra
+    compressed = data[begin:begin + info.compress_size]
+    if len(compressed) < info.compress_size:
+        raise zipfile.BadZipFile("the member is truncated")
+    try:
+        with zstandard.ZstdDecompressor().stream_reader(compressed) as reader:
+            out = io.BytesIO()
+            while out.tell() < limit:
+                chunk = reader.read(min(1 << 20, limit - out.tell()))
+                if not chunk:
+                    break
+                out.write(chunk)
+    except zstandard.ZstdError as exc:
+        raise zipfile.BadZipFile(f"bad zstd data: {exc}") from None
+    raw = out.getvalue()
+    if len(raw) < limit and zlib.crc32(raw) != info.CRC:
+        raise zipfile.BadZipFile("CRC check failed")
+    return raw
 
 
 def _inspect(fmt: str, header: Mapping[str, Any], samples: list[tuple[int | None, Any]],

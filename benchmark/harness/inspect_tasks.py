@@ -38,12 +38,12 @@ from inspect_ai.solver import TaskState, generate
 
 from benchmark.example import Example
 from benchmark.gold import GoldSplit
-from benchmark.harness_files import first_line, response_value
-from benchmark.scoring import ScoreResult
-from benchmark.tracks import TRACKS, track_info
 from benchmark.harness.conformance import score_pairs
 from benchmark.harness.docs import document, prompt, target
 from benchmark.harness.lm_eval_task import MAX_GEN_TOKS, _release, blank_examples, metric_names
+from benchmark.harness_files import first_line, response_value
+from benchmark.scoring import ScoreResult
+from benchmark.tracks import TRACKS, track_info
 
 HARNESS = "inspect"
 _LOADED: dict[tuple[str, str], GoldSplit] = {}
