@@ -16,9 +16,8 @@ from harness_helpers import inspect_log, samples_file
 from benchmark import score
 from benchmark.cli import main as benchmark_cli
 from benchmark.gold import GoldSplit
-from benchmark.harness import conformance_cases, fingerprint, score_case
 from benchmark.harness import conformance as conformance_module
-from benchmark.harness import lm_eval_task
+from benchmark.harness import conformance_cases, fingerprint, lm_eval_task, score_case
 from benchmark.harness_files import parse_file
 
 CASES = conformance_cases()
