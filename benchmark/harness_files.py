@@ -91,8 +91,8 @@ def _doc_hash_matches(doc: Mapping[str, Any], expected: Any) -> bool:
     try:
         fast = msgspec.json.format(msgspec.json.encode(doc), indent=2)
     except (TypeError, ValueError, OverflowError):
-        return doc_hash(doc) == expected
-    return hashlib.sha256(fast).hexdigest() == expected or doc_hash(doc) == expected
+        return bool(doc_hash(doc) == expected)
+    return bool(hashlib.sha256(fast).hexdigest() == expected or doc_hash(doc) == expected)
 
 
 class _Sample(msgspec.Struct):
