@@ -111,9 +111,6 @@ _SAMPLE = msgspec.json.Decoder(_Sample)
 _DOC = msgspec.json.Decoder()
 
 
-class _Checked(dict[str, Any]):
-    """A document whose doc_hash was checked on the file's own bytes."""
-
 
 @dataclass(frozen=True)
 class HarnessInfo:
@@ -212,8 +209,8 @@ def read_harness_file(
             raise ValidationError([Problem(filename, "'samples' must be a list")])
         result = _inspect(INSPECT_JSON, document, [(None, s) for s in samples], gold, problems)
     else:
-        result = _lm_eval(_samples_records(data, filename, problems), gold, problems,
-                          harness_filter)
+        result = _fast_lm_eval(data, gold, harness_filter) or _lm_eval(
+            _samples_records(data, filename, problems), gold, problems, harness_filter)
     if result is not None and not allow_partial:
         _check_coverage(result, gold, problems)
     problems.raise_if_any(tuple(result.answers) if result else ())
@@ -260,38 +257,8 @@ def covered_gold(read: HarnessPredictions, gold: GoldSplit) -> GoldSplit:
 # --- lm-eval samples -------------------------------------------------------------------------
 
 
-def _fast_records(data: bytes) -> list[tuple[int | None, Any]] | None:
-    """Every line's sample, decoded by msgspec; None when any line needs the exact reader
-    (not JSON Lines, a missing field, a BOM, CR LF, bad UTF-8 or JSON: it names them)."""
-    if (b"\r" in data or b"\x00" in data or data.startswith(b"\xef\xbb\xbf")
-            or data.lstrip()[:1] != b"{" or _MAY_HOLD_BAD_TEXT.search(data)):
-        return None
-    records: list[tuple[int | None, Any]] = []
-    try:
-        for number, line in enumerate(data.split(b"\n"), start=1):
-            if line.strip():
-                sample = _SAMPLE.decode(line)
-                raw = bytes(sample.doc)
-                doc = _DOC.decode(raw)
-                if isinstance(doc, dict) and isinstance(sample.doc_hash, str) and hashlib.sha256(
-                        msgspec.json.format(raw, indent=2)).hexdigest() == sample.doc_hash:
-                    doc = _Checked(doc)  # its doc_hash holds (as the file's bytes show)
-                records.append((number, {
-                    "doc_id": sample.doc_id, "doc": doc,
-                    "filtered_resps": sample.filtered_resps, "filter": sample.filter,
-                    "doc_hash": sample.doc_hash, "prompt_hash": sample.prompt_hash,
-                    "target_hash": sample.target_hash}))
-    except (msgspec.DecodeError, UnicodeDecodeError):
-        return None
-    return records
-
-
 def _samples_records(data: bytes, filename: str,
                      problems: _Collector) -> Iterator[tuple[int | None, Any]]:
-    fast = _fast_records(data)
-    if fast is not None:
-        yield from fast
-        return
     text = universal_newlines(decode_text(data, filename))
     stripped = text.lstrip()
     if stripped.startswith("["):  # older lm-eval: one JSON list
@@ -324,6 +291,67 @@ class _Read:
     lines: dict[str, int | None] = field(default_factory=dict)
     hashes: dict[str, dict[str, str]] = field(default_factory=dict)
     markers: dict[str, Any] = field(default_factory=dict)
+
+
+def _fast_lm_eval(data: bytes, gold: GoldSplit,
+                  harness_filter: str | None) -> HarnessPredictions | None:
+    """A samples file with nothing to report, read in one pass (msgspec, the doc_hash on the
+    file's bytes); None at the first thing the exact reader (_lm_eval) must look at, which
+    then names every problem. Gives what _lm_eval gives for the files it accepts."""
+    if (b"\r" in data or b"\x00" in data or data.startswith(b"\xef\xbb\xbf")
+            or data.lstrip()[:1] != b"{" or _MAY_HOLD_BAD_TEXT.search(data)):
+        return None
+    info = TRACK_INFO[gold.track]
+    expected, fields = task_name(gold.track), info.context_fields
+    read = _Read()
+    chosen: str | None = harness_filter
+    try:
+        for number, line in enumerate(data.split(b"\n"), start=1):
+            if not line.strip():
+                continue
+            sample = _SAMPLE.decode(line)
+            if chosen is None:
+                chosen = sample.filter
+            if sample.filter != chosen:
+                if harness_filter is None:
+                    return None  # several filters and none chosen: named by _lm_eval
+                continue
+            raw = bytes(sample.doc)
+            doc = _DOC.decode(raw)
+            if not isinstance(doc, dict) or doc.get(TASK_FIELD) != expected \
+                    or doc.get("situatedqa_split", gold.split) != gold.split:
+                return None
+            named = doc.get("key")
+            position = gold.index.get(named) if isinstance(named, str) else None
+            if position is None:
+                return None
+            example = gold.examples[position]
+            key = example.key
+            if key in read.lines:
+                return None
+            if (doc.get("id") != example.id or type(doc.get("id")) is not int
+                    or doc.get("question") != example.question
+                    or any(doc.get(f) != example.context.get(f) for f in fields)):
+                return None
+            resps = sample.filtered_resps
+            if not (isinstance(resps, list) and len(resps) == 1 and isinstance(resps[0], str)):
+                return None
+            if not isinstance(sample.doc_hash, str) or hashlib.sha256(
+                    msgspec.json.format(raw, indent=2)).hexdigest() != sample.doc_hash:
+                return None
+            read.lines[key] = number
+            read.answers[key] = response_value(gold, resps[0])
+            read.hashes[key] = {name: value for name, value in (
+                ("doc", sample.doc_hash), ("prompt", sample.prompt_hash),
+                ("target", sample.target_hash)) if isinstance(value, str)}
+            if not read.markers:
+                read.markers = {name: doc.get(name) for name in (TASK_FIELD, *MARKER_FIELDS)}
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return None
+    if not read.answers or not isinstance(chosen, str):
+        return None
+    harness, _, version = str(read.markers.get("situatedqa_harness") or "lm-eval").partition(" ")
+    return _result(LM_EVAL_SAMPLES, read, harness or "lm-eval", version or None, chosen)
 
 
 def _lm_eval(records: Iterator[tuple[int | None, Any]], gold: GoldSplit, problems: _Collector,
@@ -359,8 +387,7 @@ def _lm_eval(records: Iterator[tuple[int | None, Any]], gold: GoldSplit, problem
     read = _Read()
     for line, record in by_filter[chosen]:
         doc = record["doc"]
-        if isinstance(doc, dict) and not isinstance(doc, _Checked) \
-                and not _doc_hash_matches(doc, record.get("doc_hash")):
+        if isinstance(doc, dict) and not _doc_hash_matches(doc, record.get("doc_hash")):
             problems.add("'doc' does not match its doc_hash: the document was changed after "
                          "the run", line, doc.get("key") if isinstance(doc.get("key"), str)
                          else None)

@@ -184,3 +184,19 @@ def test_eval_archive_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     data = eval_archive(inspect_log(gold, predictions))
     with pytest.raises(FileTooLargeError):
         parse_file(data, gold, filename="log.eval", max_bytes=len(data) + 10)
+
+
+@pytest.mark.parametrize("filters", [("first-line",), ("first-line", "strict")])
+def test_one_pass_reader_agrees_with_the_exact_reader(filters: tuple[str, ...]) -> None:
+    from benchmark.formats import _Collector
+    from benchmark.harness_files import _fast_lm_eval, _lm_eval, _samples_records
+
+    gold, predictions = tiny()
+    data = samples_file(gold, predictions, filters=filters)
+    problems = _Collector("s.jsonl", 20)
+    exact = _lm_eval(_samples_records(data, "s.jsonl", problems), gold, problems, "strict"
+                     if len(filters) > 1 else None)
+    fast = _fast_lm_eval(data, gold, "strict" if len(filters) > 1 else None)
+    assert fast is not None and exact is not None and not problems.problems
+    assert fast.answers == exact.answers and fast.info == exact.info
+    assert fast.lines == exact.lines
