@@ -8,9 +8,9 @@ reads its number; nothing is computed in the YAML.
 
 Options (lm_eval's `--metadata` JSON): `split` (dev by default; "test" only where asked),
 `data` (the release folder; default $SITUATEDQA_DATA), `inputs` (the server's blank inputs,
-`situatedqa` downloads them from /data/TRACK/SPLIT/inputs.jsonl: for examples whose gold
-is hidden; the documents then carry no gold and no metric is computed locally: the upload
-scores the samples file).
+from `situatedqa download-inputs TRACK SPLIT`: for examples whose gold is hidden; the
+documents then carry no gold and no metric is computed locally: the upload scores the
+samples file).
 """
 
 from __future__ import annotations

@@ -169,3 +169,18 @@ def test_bad_harness_files_spend_no_quota(live: dict[str, Any], release_gold: Go
                for p in error["details"]["problems"]), error
     # The day's one test submission is still there to spend.
     assert upload(live, good, "temp", "test").status_code == 201
+
+
+def test_download_inputs_gives_the_blank_inputs_the_tasks_read(
+        live: dict[str, Any], tmp_path: Path, release_gold: GoldSet) -> None:
+    from benchmark.harness.lm_eval_task import blank_examples
+
+    out = tmp_path / "temp.test.inputs.jsonl"
+    env = {"SITUATEDQA_CONFIG_DIR": str(tmp_path / "config"), "SITUATEDQA_TOKEN": live["token"]}
+    done = CliRunner().invoke(situatedqa_client.main, [
+        "--url", live["url"], "download-inputs", "temp", "test", "-o", str(out)], env=env)
+    assert done.exit_code == 0, done.output
+    gold = release_gold.get("temp", "test")
+    examples = blank_examples(out, "temp")
+    assert [e.key for e in examples] == list(gold.keys)
+    assert all(not e.answers and not e.any_answers for e in examples)
