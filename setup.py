@@ -9,7 +9,8 @@ from setuptools import find_packages, setup
 
 setup(
     packages=[
-        *find_packages(include=["benchmark*", "baselines*", "situatedqa_server*"]),
+        *find_packages(include=["benchmark*", "baselines*", "situatedqa_server*",
+                                "situatedqa"]),
         "situatedqa_server.templates",
         "benchmark.gold",
     ],

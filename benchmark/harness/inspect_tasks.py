@@ -1,4 +1,5 @@
-"""Inspect tasks of the six tracks: `inspect eval benchmark/harness/inspect_tasks.py@temp`.
+"""Inspect tasks of the six tracks: `inspect eval situatedqa/temp` (declared in
+situatedqa/tasks.py, so that Inspect names them situatedqa/…).
 
 Each task gives the documents of benchmark.harness.docs as samples (the id is the example
 key; the metadata is the document, markers included), generates with the track's
@@ -22,7 +23,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from inspect_ai import Task, task
+from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import (
@@ -151,44 +152,3 @@ def situatedqa_task(track: str, split: str = "dev", shots: int = 0, data: str | 
                 config=GenerateConfig(max_tokens=MAX_GEN_TOKS, temperature=0.0),
                 name=f"situatedqa_{track.replace('-', '_')}", version=1)
 
-
-@task
-def temp(split: str = "dev", shots: int = 0, data: str | None = None,
-         inputs: str | None = None) -> Task:
-    """Temporal QA: "… as of DATE"."""
-    return situatedqa_task("temp", split, shots, data, inputs)
-
-
-@task
-def geo(split: str = "dev", shots: int = 0, data: str | None = None,
-        inputs: str | None = None) -> Task:
-    """Geographical QA: "… in LOCATION"."""
-    return situatedqa_task("geo", split, shots, data, inputs)
-
-
-@task
-def present(split: str = "dev", shots: int = 0, data: str | None = None,
-            inputs: str | None = None) -> Task:
-    """Present-day answers."""
-    return situatedqa_task("present", split, shots, data, inputs)
-
-
-@task
-def curprev(split: str = "dev", shots: int = 0, data: str | None = None,
-            inputs: str | None = None) -> Task:
-    """Current or previous answer."""
-    return situatedqa_task("curprev", split, shots, data, inputs)
-
-
-@task
-def temp_id(split: str = "dev", shots: int = 0, data: str | None = None,
-            inputs: str | None = None) -> Task:
-    """Temporal context dependence (yes/no)."""
-    return situatedqa_task("temp-id", split, shots, data, inputs)
-
-
-@task
-def geo_id(split: str = "dev", shots: int = 0, data: str | None = None,
-           inputs: str | None = None) -> Task:
-    """Geographical context dependence (yes/no)."""
-    return situatedqa_task("geo-id", split, shots, data, inputs)

@@ -24,7 +24,6 @@ from tests.server.conftest import LiveServer, make_app, new_token, register
 
 pytest.importorskip("inspect_ai")
 pytestmark = pytest.mark.slow
-TASKS = Path(__file__).resolve().parents[2] / "benchmark/harness/inspect_tasks.py"
 INSPECT = Path(sys.executable).with_name("inspect")
 #: The whole present dev split (531 examples): Inspect's per-sample cost is high on 2 cores.
 TRACK, SPLIT = "present", "dev"
@@ -46,7 +45,7 @@ def test_inspect_log_scores_as_its_predictions_by_hand(
            "TRANSFORMERS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"),
            "INSPECT_LOG_DIR": str(tmp_path / "logs")}
     done = subprocess.run(
-        [str(INSPECT), "eval", f"{TASKS}@{TRACK}", "--model", "hf/local", "-M",
+        [str(INSPECT), "eval", f"situatedqa/{TRACK}", "--model", "hf/local", "-M",
          f"model_path={model}", "-M", "use_chat_template=false", "-M", "do_sample=false",
          "-M", "batch_size=64", "--max-connections", "64", "--max-tokens", "2",
          "--log-dir", str(tmp_path / "logs"), "--display", "none"],
