@@ -37,9 +37,10 @@ def cli_json(path: Path) -> dict[str, Any]:
     return parsed
 
 
-def test_inspect_log_scores_as_its_predictions_by_hand(
-        tmp_path: Path, release_gold: GoldSet, database: dict[str, Any],
-        gold_dir: Path) -> None:
+@pytest.fixture(scope="module")
+def eval_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The .eval log of one Inspect run over the whole split (once for both backends)."""
+    tmp_path = tmp_path_factory.mktemp("inspect")
     model = Path(tiny_model(tmp_path / "tiny", ["paris", "london", "biden"]))
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"),
@@ -52,7 +53,13 @@ def test_inspect_log_scores_as_its_predictions_by_hand(
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     (log,) = sorted((tmp_path / "logs").glob("*.eval"))
+    return log
 
+
+def test_inspect_log_scores_as_its_predictions_by_hand(
+        eval_log: Path, tmp_path: Path, release_gold: GoldSet, database: dict[str, Any],
+        gold_dir: Path) -> None:
+    log = eval_log
     from inspect_ai.log import read_eval_log
 
     read = read_eval_log(str(log))
