@@ -4,6 +4,7 @@ every bad file refused with a problem naming its file and line."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from harness_helpers import eval_archive, inspect_log, samples_file, tiny
@@ -200,3 +201,29 @@ def test_one_pass_reader_agrees_with_the_exact_reader(filters: tuple[str, ...]) 
     assert fast is not None and exact is not None and not problems.problems
     assert fast.answers == exact.answers and fast.info == exact.info
     assert fast.lines == exact.lines
+
+
+def test_the_server_reads_harness_files_with_no_harness_installed(tmp_path: Path) -> None:
+    """With lm_eval, inspect_ai, evaluate and datasets unimportable, the server's modules
+    load and an lm-eval samples file and an Inspect log are read."""
+    import subprocess
+    import sys
+
+    gold, predictions = tiny()
+    (tmp_path / "samples.jsonl").write_bytes(samples_file(gold, predictions))
+    (tmp_path / "log.eval").write_bytes(eval_archive(inspect_log(gold, predictions)))
+    script = (
+        "import sys\n"
+        "for name in ('lm_eval', 'inspect_ai', 'evaluate', 'datasets'):\n"
+        "    sys.modules[name] = None\n"
+        "import situatedqa_server.services.evaluation\n"
+        "from benchmark.harness import conformance_cases\n"
+        "from benchmark.harness_files import parse_file\n"
+        "gold = next(c for c in conformance_cases() if c.name == 'temp-a').gold\n"
+        "for name in sys.argv[1:]:\n"
+        "    print(parse_file(open(name, 'rb').read(), gold).format)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "samples.jsonl"),
+                           str(tmp_path / "log.eval")], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["lm-eval-samples", "inspect-eval"]
