@@ -547,6 +547,10 @@ def _eval_archive(data: bytes, filename: str,
             raise FileTooLargeError([Problem(
                 filename, f"decompressed content is larger than {max_bytes} bytes")])
         try:
+            return _DOC.decode(raw)
+        except msgspec.DecodeError:
+            pass
+        try:  # not valid JSON: the standard library's reader names the problem
             return json.loads(raw.decode("utf-8"))
         except (ValueError, RecursionError) as exc:
             raise ValidationError([Problem(f"{filename}/{info.filename}",
