@@ -4,7 +4,7 @@
 The temp test split of the release (2,795 examples): one set of predictions (a quarter
 right, the rest other answers), written twice: as compact `{"key","prediction"}` JSONL and
 as the samples file our lm-eval task writes (documents with their gold and markers, the
-prompt, every metric's item: about 20 times larger). Each is parsed (harness_files.parse_file,
+prompt, every metric's item: about 30 times larger). Each is parsed (harness_files.parse_file,
 what an upload runs) and scored with every CI (2,000 resamples), gold loaded beforehand as a
 server worker keeps it; the figure is the ratio samples/compact, target at most 2. An Inspect
 .eval archive of the same predictions is timed too. A benchmark, not a test: it asserts

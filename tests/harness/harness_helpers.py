@@ -27,14 +27,17 @@ def sha(text: str) -> str:
 def sample_line(doc_id: int, doc: Mapping[str, Any], track: str, response: str,
                 filter_name: str = "first-line") -> dict[str, Any]:
     """One record of an lm-eval samples file, as evaluator.py and evaluation_tracker write it."""
+    from benchmark.harness.lm_eval_task import process_results
+
     text, gold = prompt(doc, track), target(doc, track)
+    metrics = process_results(doc, [response])  # every metric's item, as lm-eval logs them
     return {
         "doc_id": doc_id, "doc": dict(doc), "target": gold,
         "arguments": {"gen_args_0": {"arg_0": text, "arg_1": {"until": ["\n"]}}},
         "resps": [[response]], "filtered_resps": [response], "filter": filter_name,
-        "metrics": ["em"], "em": 0.0,
+        "metrics": list(metrics),
         "doc_hash": sha(json.dumps(doc, indent=2, ensure_ascii=False)),
-        "prompt_hash": sha(text), "target_hash": sha(gold),
+        "prompt_hash": sha(text), "target_hash": sha(gold), **metrics,
     }
 
 
