@@ -9,7 +9,8 @@ from setuptools import find_packages, setup
 
 setup(
     packages=[
-        *find_packages(include=["benchmark*", "baselines*", "situatedqa_server*"]),
+        *find_packages(include=["benchmark*", "baselines*", "situatedqa_server*",
+                                "situatedqa"]),
         "situatedqa_server.templates",
         "benchmark.gold",
     ],
@@ -18,6 +19,8 @@ setup(
         "situatedqa_server": ["static/*", "migrations/*", "migrations/versions/*.py"],
         "situatedqa_server.templates": ["*.html", "**/*.html"],
         "benchmark.gold": ["manifest.json"],
+        "benchmark.harness": ["conformance.json", "lm_eval_tasks/*",
+                              "evaluate_metric/situatedqa/*"],
         "baselines": ["data/*"],
     },
 )

@@ -12,8 +12,11 @@ import click
 
 from .equivalence import LENIENT_RULES
 from .error_classes import ErrorTables, compare_errors, error_tables, possible_counts
-from .formats import DEFAULT_MAX_BYTES, ValidationError, parse_predictions, wrong_split_hint
+from .formats import DEFAULT_MAX_BYTES, ValidationError, wrong_split_hint
 from .gold import GoldError, GoldSet, load_gold, read_gold_file
+from .harness.conformance import fingerprint
+from .harness.partial import partial_result
+from .harness_files import parse_file
 from .horizon import Horizon
 from .metrics import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .release import (
@@ -140,9 +143,11 @@ def _split(gold: GoldSet, track: str, split: str) -> Any:
         raise click.ClickException(str(exc)) from None
 
 
-def _load_predictions(path: Path, gold_set: GoldSet, gold: Any, max_bytes: int) -> Any:
+def _load_predictions(path: Path, gold_set: GoldSet, gold: Any, max_bytes: int,
+                      harness_filter: str | None = None) -> Any:
     try:
-        return parse_predictions(path.read_bytes(), gold, filename=str(path), max_bytes=max_bytes)
+        return parse_file(path.read_bytes(), gold, filename=str(path), max_bytes=max_bytes,
+                          harness_filter=harness_filter)
     except ValidationError as exc:
         hint = wrong_split_hint(exc, gold_set, gold.track, gold.split)
         if hint:
@@ -249,9 +254,14 @@ def _table_row(result: ScoreResult, name: str) -> str:
               help="Score against this gold file instead of the release: a published gold "
                    "version's non-test gold, as the server offers it at "
                    "/data/TRACK/SPLIT/gold.jsonl (the release is not read then).")
+@click.option("--filter", "harness_filter", default=None,
+              help="The filter to read of an lm-eval samples file whose task has several.")
+@click.option("--partial", is_flag=True,
+              help="A harness file of a partial run (--limit): score the examples it covers, "
+                   "the result marked partial (an upload refuses such a file).")
 def score_command(track: str, split: str, file: Path, data: Path | None, as_json: bool,
                   resamples: int, seed: int, max_bytes: int, paper_only: bool,
-                  gold_file: Path | None) -> None:
+                  gold_file: Path | None, harness_filter: str | None, partial: bool) -> None:
     """Validate FILE and print every metric of the track with its 95% CI.
 
     QA tracks also get em_equiv and token F1, the situated error classes of the wrong
@@ -266,12 +276,27 @@ def score_command(track: str, split: str, file: Path, data: Path | None, as_json
     else:
         gold_set = open_gold(data)
         gold = _split(gold_set, track, split)
-    predictions = _load_predictions(file, gold_set, gold, max_bytes)
+    if partial:
+        try:
+            result, coverage = partial_result(file.read_bytes(), gold, filename=str(file),
+                                              resamples=resamples, seed=seed,
+                                              max_bytes=max_bytes, harness_filter=harness_filter)
+        except ValidationError as exc:
+            for problem in exc.problems:
+                click.echo(str(problem), err=True)
+            raise click.ClickException(f"{file}: rejected, nothing was scored") from None
+        click.echo(json.dumps({**result.to_json(), "partial": True, "coverage": coverage,
+                               "scorer": fingerprint()}, indent=2) if as_json else
+                   f"PARTIAL: {coverage} examples of {track}/{split} (not comparable with a "
+                   f"board's scores)\n\n{format_table(result)}\n\nscorer {fingerprint()}")
+        return
+    predictions = _load_predictions(file, gold_set, gold, max_bytes, harness_filter)
     tables = None if paper_only else _tables(gold_set, track, split,
                                              optional=gold_file is not None)
     result = score(gold, predictions, resamples=resamples, seed=seed, lenient=not paper_only,
                    errors=tables)
-    click.echo(json.dumps(result.to_json(), indent=2) if as_json else format_table(result))
+    click.echo(json.dumps({**result.to_json(), "scorer": fingerprint()}, indent=2) if as_json
+               else format_table(result) + f"\n\nscorer {fingerprint()}")
 
 
 def _tables(gold_set: GoldSet, track: str, split: str, *,

@@ -125,6 +125,8 @@ class Predictions:
     labels: npt.NDArray[np.bool_] | None = None
     scores: npt.NDArray[np.float64] | None = None
     keys: tuple[str, ...] = field(default=())
+    #: A harness file's run (benchmark.harness_files.HarnessInfo.to_json), else None.
+    harness: Mapping[str, Any] | None = field(default=None, compare=False)
 
     @cached_property
     def normalized_answers(self) -> tuple[str, ...]:

@@ -44,6 +44,17 @@ RECORDS_MARGIN = 100
 #: real record holds is 88 (a temp/train record with its gold answer lists).
 MAX_PUNCTUATION_PER_RECORD = 256
 
+#: Filters an lm-eval task may write each document under (a samples file holds one line
+#: per example and filter; the project's tasks have one, lm-eval's own at most a handful).
+MAX_HARNESS_FILTERS = 8
+
+#: JSON punctuation per line of a harness file: a samples line repeats the document, the
+#: prompt, the responses and one item per metric (the project's tasks write about 200).
+MAX_PUNCTUATION_PER_HARNESS_RECORD = 4096
+
+#: Deepest nesting of a harness file (an Inspect log nests its events about ten deep).
+MAX_HARNESS_JSON_DEPTH = 64
+
 #: Deepest nesting of a JSON request body (the API's bodies are flat objects). Python's
 #: decoder raises RecursionError past about 1,000 levels, which would escape as a 500.
 MAX_JSON_DEPTH = 32
@@ -56,6 +67,11 @@ _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 def max_records(examples: int) -> int:
     """The most records a file for a split of `examples` examples may hold."""
     return examples + RECORDS_MARGIN
+
+
+def max_harness_records(examples: int) -> int:
+    """The most lines a harness text file for a split of `examples` examples may hold."""
+    return max_records(examples) * MAX_HARNESS_FILTERS
 
 
 def max_punctuation(examples: int) -> int:

@@ -11,9 +11,9 @@ VENV=${VENV:-.venv}
 if [ ! -x "$VENV/bin/python" ]; then
   "$PYTHON" -m venv "$VENV"
 fi
-# torch==2.13.0 is pinned in the `baselines` extra: pip takes the CPU wheel.
-"$VENV/bin/python" -m pip install -q -e '.[dev,baselines]'
-export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+# torch==2.13.0 is pinned in the `baselines` and `harness` extras: pip takes the CPU wheel.
+"$VENV/bin/python" -m pip install -q -e '.[dev,baselines,harness]'
+export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 # Static checks: mypy strict on the three packages (benchmark, situatedqa_server, baselines:
 # `packages` in pyproject.toml), and ruff on the whole tree (rule set in pyproject.toml).
 "$VENV/bin/mypy"

@@ -12,6 +12,7 @@ from flask import Blueprint, current_app, request
 from sqlalchemy import select
 
 from benchmark import TRACK_INFO, TRACKS
+from benchmark.harness import fingerprint
 
 from .errors import ApiError
 from .extensions import config_limit, db, limiter
@@ -61,6 +62,7 @@ def submission_json(submission: Submission, score: Score | None) -> dict[str, An
         "code_url": submission.code_url, "model_type": submission.model_type,
         "fine_tuned": submission.fine_tuned, "knowledge_date": submission.knowledge_date,
         "parameter_count": submission.parameter_count, "format": submission.format,
+        "scorer": fingerprint(), "harness": submission.harness,
     }
 
 

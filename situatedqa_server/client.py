@@ -214,13 +214,19 @@ def login(api: Api, token: str) -> None:
 @click.option("--meta", "metadata", multiple=True, metavar="FIELD=VALUE",
               help="Extra metadata fields, e.g. paper_url=https://… or knowledge_date=2021-02; "
                    "the server refuses an unknown field and names the ones it takes.")
+@click.option("--filter", "harness_filter", default=None,
+              help="The filter to read of an lm-eval samples file whose task has several.")
 @click.option("--json", "as_json", is_flag=True, help="Print the scored submission as JSON.")
 @pass_api
 def submit(api: Api, file: Path, track: str, split: str, method_name: str | None,
-           public: bool, metadata: tuple[str, ...], as_json: bool) -> None:
-    """Upload FILE; it is validated and scored during the upload, then printed."""
+           public: bool, metadata: tuple[str, ...], harness_filter: str | None,
+           as_json: bool) -> None:
+    """Upload FILE (any accepted format, an lm-eval samples file or an Inspect log too); it
+    is validated and scored during the upload, then printed."""
     fields = {"track": track, "split": split, "method_name": method_name or file.stem,
               "public": "true" if public else "false"}
+    if harness_filter is not None:
+        fields["harness_filter"] = harness_filter
     for item in metadata:
         name, sep, value = item.partition("=")
         if not sep:
@@ -234,7 +240,8 @@ def submit(api: Api, file: Path, track: str, split: str, method_name: str | None
     if as_json:
         echo_json(result)
         return
-    click.echo(f"submission {result['id']}: {result.get('status', 'scored')}")
+    click.echo(f"submission {result['id']}: {result.get('status', 'scored')}"
+               + (f" (scorer {result['scorer']})" if result.get("scorer") else ""))
     print_scores({"track": track, "split": split, **result})
 
 

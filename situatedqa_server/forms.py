@@ -160,6 +160,8 @@ class SubmissionForm(DraftForm):
                              validators=[Optional(), Length(max=rules.MAX_PARAMETER_TEXT),
                                          valid_parameter_count])
     public = YesNoField("Publish on the leaderboard now")
+    harness_filter = StringField("Harness filter (an lm-eval samples file with several)",
+                                 validators=[Optional(), Length(max=100)])
 
     def to_meta(self) -> SubmissionMeta:
         """The validated metadata."""
@@ -171,6 +173,7 @@ class SubmissionForm(DraftForm):
             model_type=self.model_type.data, fine_tuned=self.fine_tuned.checked,
             knowledge_date=parse_knowledge_date(self.knowledge_date.data),
             parameter_count=parse_parameter_count(self.parameter_count.data),
+            harness_filter=(self.harness_filter.data or "").strip() or None,
             public=self.public.checked)
 
 

@@ -179,6 +179,14 @@ class Submission(Base):
     #: None for rows stored before it was recorded (rescored in full, which fills it).
     #: Deferred: ~12 KB a row that only rescoring reads.
     predictions: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)
+    #: A harness file's run (benchmark.harness_files.HarnessInfo: harness, version, task,
+    #: model, scorer, filter, task hash); None for other files.
+    harness: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    #: Its per-sample hashes by example key (lm-eval: doc, prompt, target). Deferred.
+    harness_hashes: Mapped[dict[str, Any] | None] = mapped_column(JSON, deferred=True)
+    #: The lm-eval filter the uploader chose (a file with several); reading the file again
+    #: (a rescore) takes the same one.
+    harness_filter: Mapped[str | None] = mapped_column(String(100))
     user: Mapped[User] = relationship()
     team: Mapped[Team] = relationship()
     scores: Mapped[list[Score]] = relationship(back_populates="submission")

@@ -130,6 +130,9 @@ class Submission(BaseModel):
     knowledge_date: str | None
     parameter_count: int | None
     format: str
+    scorer: str = Field(description="The scorer's fingerprint (benchmark.harness).")
+    harness: dict[str, Any] | None = Field(description=(
+        "The run a harness file records (harness, version, task, model, filter), else null."))
 
 
 class SubmissionList(BaseModel):
@@ -257,6 +260,8 @@ class Upload(BaseModel):
         description=f"{rules.MIN_PARAMETERS} to {rules.MAX_PARAMETERS} parameters, e.g. 770M, "
                     "11B or 1500000 (the server also reads decimals such as 1.5B).")
     public: YesNo | None = Field(None, description="Publish on the leaderboard at once.")
+    harness_filter: str | None = Field(None, max_length=100, description=(
+        "The filter to read of an lm-eval samples file whose task has several."))
 
 
 class SubmissionPath(BaseModel):

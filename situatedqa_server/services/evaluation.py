@@ -44,11 +44,11 @@ from benchmark import (
     ScoreResult,
     ValidationError,
     incremental,
-    parse_predictions,
     score,
     wrong_split_hint,
 )
 from benchmark.error_classes import ErrorTables
+from benchmark.harness_files import parse_file
 from benchmark.horizon import Horizon
 from benchmark.incremental import encode_f1, split_digest
 from benchmark.scoring import error_values
@@ -155,11 +155,12 @@ def rejection(error: ValidationError, track: str, split: str) -> InvalidFile:
 
 
 def read_upload(inputs: GoldSplit, data: bytes, filename: str,
-                resamples: int | None = None) -> Predicted:
-    """Parse and score an uploaded file against the inputs it answers (ValidationError)."""
+                resamples: int | None = None, harness_filter: str | None = None) -> Predicted:
+    """Parse and score an uploaded file against the inputs it answers (ValidationError);
+    `harness_filter` picks the filter of an lm-eval samples file that has several."""
     chosen = settings()
-    predictions = parse_predictions(data, inputs, filename=filename, max_bytes=chosen.max_bytes,
-                                    max_members=chosen.max_members)
+    predictions = parse_file(data, inputs, filename=filename, max_bytes=chosen.max_bytes,
+                             max_members=chosen.max_members, harness_filter=harness_filter)
     # In a request, the error figures' CIs and the horizon's test wait for after the
     # response (they cost more than the rest of the score: complete_after_response).
     result = score(inputs, predictions,
@@ -187,7 +188,8 @@ def _versions_of_transaction() -> tuple[dict[int, GoldVersion], GoldVersion | No
 
 
 def read_file(data: bytes, track: str, split: str, filename: str,
-              preferred_version_id: int | None = None) -> Predicted:
+              preferred_version_id: int | None = None,
+              harness_filter: str | None = None) -> Predicted:
     """A file's predictions and the inputs they answer: the preferred version's first, then
     every other version's (the ValidationError of the first one tried if none accepts it).
 
@@ -207,9 +209,10 @@ def read_file(data: bytes, track: str, split: str, filename: str,
     for sha256 in candidates:
         inputs = gold_store.load(sha256).get(track, split)
         try:
-            return Predicted(parse_predictions(data, inputs, filename=filename,
-                                               max_bytes=chosen.max_bytes,
-                                               max_members=chosen.max_members), inputs)
+            return Predicted(parse_file(data, inputs, filename=filename,
+                                        max_bytes=chosen.max_bytes,
+                                        max_members=chosen.max_members,
+                                        harness_filter=harness_filter), inputs)
         except ValidationError as exc:
             error = error or exc
     raise error or ValidationError([])
@@ -234,7 +237,7 @@ def read_stored(submission: Submission, uploaded_version_id: int | None = None,
     if data is None:
         data = blobs.get(submission.file_sha256)
     return read_file(data, submission.track, submission.split, submission.filename,
-                     uploaded_version_id)
+                     uploaded_version_id, submission.harness_filter)
 
 
 def predictions_for(submission: Submission, gold: GoldSplit) -> Predictions:

@@ -18,6 +18,7 @@ from benchmark import (
     per_example,
     score,
 )
+from benchmark.harness_files import harness_summary
 from benchmark.incremental import encode_predictions
 
 from ..extensions import db
@@ -46,6 +47,8 @@ class SubmissionMeta:
     knowledge_date: str | None = None
     parameter_count: int | None = None
     public: bool = False
+    #: The filter to read of an lm-eval samples file with several.
+    harness_filter: str | None = None
 
 
 #: Called with the new submission and its released score (its own, or the one the Ladder
@@ -67,7 +70,8 @@ def submit(user: User, track: str, split: str, data: bytes, filename: str,
     team_id = user.team_id
     quotas.check_before_scoring(team_id, track, split)  # the locked check is in consume()
     try:
-        upload = evaluation.read_upload(gold, data, filename)
+        upload = evaluation.read_upload(gold, data, filename,
+                                        harness_filter=meta.harness_filter)
     except ValidationError as exc:
         quotas.record_rejection(team_id)
         raise evaluation.rejection(exc, track, split) from None
@@ -107,7 +111,11 @@ def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionM
         knowledge_date=meta.knowledge_date, parameter_count=meta.parameter_count,
         visibility=(Visibility.PUBLIC if meta.public else Visibility.PRIVATE).value,
         published_at=now if meta.public else None, created_at=now,
-        predictions=encode_predictions(predictions, inputs))
+        predictions=encode_predictions(predictions, inputs),
+        harness=harness_summary(predictions.harness),
+        harness_hashes=(dict(predictions.harness.get("hashes") or {})
+                        if predictions.harness is not None else None),
+        harness_filter=meta.harness_filter if predictions.harness is not None else None)
     duplicates.mark(submission, predictions_sha256, earlier)
     _store(submission)
     # Also scored against any version being rescored, so none is missing after its switch;

@@ -55,7 +55,7 @@ def test_score_json_shape(cli: CliRunner, release_gold: GoldSet, tmp_path: Path)
                                "--json", "--resamples", "100", "--seed", "3"])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
-    assert set(payload) == {"track", "split", "n", "metrics", "ci", "counts", "horizon"}
+    assert set(payload) == {"track", "split", "n", "metrics", "ci", "counts", "horizon", "scorer"}
     assert (payload["track"], payload["split"], payload["n"]) == ("temp", "test", 2795)
     paper = ["em", "em_static", "em_sampled", "em_start", "em_any"]
     lenient = [f"{family}{name[2:]}" for family in ("em_equiv", "f1") for name in paper]

@@ -108,6 +108,10 @@ def test_benchmark_score(installed: tuple[Path, dict[str, str], Path]) -> None:
                             "0", cwd=cwd, env=env))
     assert result["n"] == len(gold.examples)
     assert result["metrics"]["em"] == pytest.approx(100 * right / len(gold.examples))
+    # The wheel ships the conformance vectors and the scorer's sources: the same fingerprint.
+    from benchmark.harness import fingerprint
+
+    assert result["scorer"] == fingerprint()
 
 
 def free_port() -> int:

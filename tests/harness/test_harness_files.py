@@ -1,0 +1,229 @@
+"""Harness output files as uploads: detected by content, matched by the keys of `doc`, and
+every bad file refused with a problem naming its file and line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from harness_helpers import eval_archive, inspect_log, samples_file, tiny
+
+from benchmark import ValidationError, parse_predictions, score
+from benchmark.harness_files import doc_hash, first_line, parse_file, read_harness_file
+
+
+def compact(predictions: dict[str, str]) -> bytes:
+    return "".join(json.dumps({"key": k, "prediction": v}) + "\n"
+                   for k, v in predictions.items()).encode()
+
+
+def problems(error: pytest.ExceptionInfo[ValidationError]) -> list[str]:
+    return [str(p) for p in error.value.problems]
+
+
+def test_first_line_filter() -> None:
+    assert first_line("  Paris \nand more") == "Paris"
+    assert first_line("\n\n") == ""
+    assert first_line("\n  Rome") == "Rome"
+
+
+def test_samples_file_scores_as_the_compact_file() -> None:
+    gold, predictions = tiny()
+    parsed = parse_file(samples_file(gold, predictions), gold, filename="s.jsonl")
+    assert parsed.format == "lm-eval-samples"
+    expected = score(gold, parse_predictions(compact(predictions), gold), resamples=0)
+    got = score(gold, parsed, resamples=0)
+    assert got.metrics == expected.metrics
+    # Hand-computed (conformance case temp-a): EM 2/4, EM Any 3/4.
+    assert got.metrics["em"] == 50.0 and got.metrics["em_any"] == 75.0
+    assert parsed.harness is not None
+    assert parsed.harness["harness"] == "lm-eval" and parsed.harness["harness_version"] == "0.4.13"
+    assert parsed.harness["model"] == "tiny-model" and parsed.harness["samples"] == 4
+    assert set(parsed.harness["hashes"]["1|2019|orig"]) == {"doc", "prompt", "target"}
+
+
+def test_lines_out_of_order_are_matched_by_key() -> None:
+    gold, predictions = tiny()
+    lines = samples_file(gold, predictions).splitlines(keepends=True)
+    parsed = parse_file(b"".join(reversed(lines)), gold)
+    assert score(gold, parsed, resamples=0).metrics["em"] == 50.0
+
+
+def test_two_filters_need_a_choice() -> None:
+    gold, predictions = tiny()
+    data = samples_file(gold, predictions, filters=("first-line", "upper"))
+    with pytest.raises(ValidationError) as error:
+        parse_file(data, gold, filename="s.jsonl")
+    assert "once per filter ('first-line', 'upper'): choose one" in problems(error)[0]
+    chosen = parse_file(data, gold, harness_filter="first-line")
+    assert score(gold, chosen, resamples=0).metrics["em"] == 50.0
+    assert chosen.harness is not None and chosen.harness["filter"] == "first-line"
+    with pytest.raises(ValidationError, match="no sample has the filter 'strict'"):
+        parse_file(data, gold, harness_filter="strict")
+
+
+def test_wrong_task_is_refused_naming_the_line(tmp_path: object) -> None:
+    gold, predictions = tiny()
+    geo_gold, _ = tiny("geo")
+    with pytest.raises(ValidationError) as error:
+        parse_file(samples_file(gold, predictions), geo_gold, filename="s.jsonl")
+    assert problems(error)[0] == ("s.jsonl:1: this sample is of the task 'situatedqa_temp', "
+                                  "not 'situatedqa_geo' (geo/test)")
+
+
+def test_doc_not_written_by_our_task() -> None:
+    gold, predictions = tiny()
+    line = json.loads(samples_file(gold, predictions).splitlines()[0])
+    line["doc"] = {"question": "who?", "answer": ["x"]}
+    line["doc_hash"] = doc_hash(line["doc"])
+    with pytest.raises(ValidationError) as error:
+        parse_file(json.dumps(line).encode() + b"\n", gold, filename="s.jsonl")
+    assert problems(error)[0] == ("s.jsonl:1: 'doc' was not written by a SituatedQA task (no "
+                                  "'situatedqa_task'): run the task situatedqa_temp")
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("date", "1999", "does not match its doc_hash"),
+    ("question", "q?!", "does not match its doc_hash"),
+])
+def test_tampered_doc_is_refused(field: str, value: str, message: str) -> None:
+    gold, predictions = tiny()
+    lines = samples_file(gold, predictions).splitlines()
+    record = json.loads(lines[2])
+    record["doc"][field] = value
+    lines[2] = json.dumps(record).encode()
+    with pytest.raises(ValidationError) as error:
+        parse_file(b"\n".join(lines), gold, filename="s.jsonl")
+    assert problems(error)[0].startswith("s.jsonl:3: ")
+    assert message in problems(error)[0]
+
+
+def test_tampered_doc_with_its_hash_recomputed_is_still_checked() -> None:
+    gold, predictions = tiny()
+    lines = samples_file(gold, predictions).splitlines()
+    record = json.loads(lines[0])
+    record["doc"]["question"] = "another question?"
+    record["doc_hash"] = doc_hash(record["doc"])
+    lines[0] = json.dumps(record).encode()
+    with pytest.raises(ValidationError) as error:
+        parse_file(b"\n".join(lines), gold, filename="s.jsonl")
+    assert problems(error)[0] == ("s.jsonl:1: 'doc''s question is not this example's question "
+                                  "(key '1|2019|orig')")
+
+
+def test_truncated_samples_file_names_the_line() -> None:
+    gold, predictions = tiny()
+    data = samples_file(gold, predictions)
+    with pytest.raises(ValidationError) as error:
+        parse_file(data[: len(data) - 40], gold, filename="s.jsonl")
+    assert problems(error)[0].startswith("s.jsonl:4: not valid JSON: the text ends inside a "
+                                         "value (truncated?)")
+
+
+def test_results_file_in_place_of_samples() -> None:
+    gold, _ = tiny()
+    results = {"results": {"situatedqa_temp": {"em,first-line": 50.0}}, "configs": {},
+               "versions": {"situatedqa_temp": 1}, "n-samples": {}, "task_hashes": {}}
+    with pytest.raises(ValidationError) as error:
+        parse_file(json.dumps(results, indent=2).encode(), gold, filename="r.json")
+    assert problems(error)[0].startswith("r.json: this is lm-eval's results file (aggregated "
+                                         "metrics); upload the samples file instead: "
+                                         "samples_situatedqa_temp_<date>.jsonl")
+
+
+def test_partial_run_is_refused_naming_its_coverage() -> None:
+    gold, predictions = tiny()
+    data = samples_file(gold, predictions, only=["1|2019|orig"])
+    with pytest.raises(ValidationError) as error:
+        parse_file(data, gold, filename="s.jsonl")
+    assert problems(error)[0].startswith("s.jsonl: this run covers 1 of 4 examples of "
+                                         "temp/test (a run with --limit?)")
+    partial = read_harness_file(data, gold, allow_partial=True)
+    assert partial is not None and list(partial.answers) == ["1|2019|orig"]
+
+
+def test_hidden_split_file_carries_no_gold() -> None:
+    from benchmark.harness.docs import document
+
+    gold, _ = tiny()
+    doc = document(gold.examples[0], "temp", "test", harness="lm-eval", with_gold=False)
+    assert not {"answers", "any_answers", "label"} & doc.keys()
+
+
+def test_inspect_json_and_eval_logs() -> None:
+    gold, predictions = tiny()
+    log = inspect_log(gold, predictions)
+    for data, fmt in ((json.dumps(log).encode(), "inspect-json"),
+                      (eval_archive(log), "inspect-eval")):
+        parsed = parse_file(data, gold, filename="log")
+        assert parsed.format == fmt
+        assert score(gold, parsed, resamples=0).metrics["em"] == 50.0
+        assert parsed.harness is not None
+        assert parsed.harness["model"] == "hf/tiny"
+        assert parsed.harness["harness_version"] == "0.3.285"
+
+
+def test_inspect_log_of_another_task() -> None:
+    gold, predictions = tiny()
+    log = inspect_log(gold, predictions, task="situatedqa/geo")
+    with pytest.raises(ValidationError, match="this log is of the task 'situatedqa/geo'"):
+        parse_file(json.dumps(log).encode(), gold, filename="log.json")
+
+
+def test_truncated_eval_archive() -> None:
+    gold, predictions = tiny()
+    data = eval_archive(inspect_log(gold, predictions))
+    with pytest.raises(ValidationError, match="not a readable .eval archive"):
+        parse_file(data[: len(data) // 2], gold, filename="log.eval")
+
+
+def test_eval_archive_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from benchmark import FileTooLargeError
+
+    gold, predictions = tiny()
+    data = eval_archive(inspect_log(gold, predictions))
+    with pytest.raises(FileTooLargeError):
+        parse_file(data, gold, filename="log.eval", max_bytes=len(data) + 10)
+
+
+@pytest.mark.parametrize("filters", [("first-line",), ("first-line", "strict")])
+def test_one_pass_reader_agrees_with_the_exact_reader(filters: tuple[str, ...]) -> None:
+    from benchmark.formats import _Collector
+    from benchmark.harness_files import _fast_lm_eval, _lm_eval, _samples_records
+
+    gold, predictions = tiny()
+    data = samples_file(gold, predictions, filters=filters)
+    problems = _Collector("s.jsonl", 20)
+    exact = _lm_eval(_samples_records(data, "s.jsonl", problems), gold, problems, "strict"
+                     if len(filters) > 1 else None)
+    fast = _fast_lm_eval(data, gold, "strict" if len(filters) > 1 else None)
+    assert fast is not None and exact is not None and not problems.problems
+    assert fast.answers == exact.answers and fast.info == exact.info
+    assert fast.lines == exact.lines
+
+
+def test_the_server_reads_harness_files_with_no_harness_installed(tmp_path: Path) -> None:
+    """With lm_eval, inspect_ai, evaluate and datasets unimportable, the server's modules
+    load and an lm-eval samples file and an Inspect log are read."""
+    import subprocess
+    import sys
+
+    gold, predictions = tiny()
+    (tmp_path / "samples.jsonl").write_bytes(samples_file(gold, predictions))
+    (tmp_path / "log.eval").write_bytes(eval_archive(inspect_log(gold, predictions)))
+    script = (
+        "import sys\n"
+        "for name in ('lm_eval', 'inspect_ai', 'evaluate', 'datasets'):\n"
+        "    sys.modules[name] = None\n"
+        "import situatedqa_server.services.evaluation\n"
+        "from benchmark.harness import conformance_cases\n"
+        "from benchmark.harness_files import parse_file\n"
+        "gold = next(c for c in conformance_cases() if c.name == 'temp-a').gold\n"
+        "for name in sys.argv[1:]:\n"
+        "    print(parse_file(open(name, 'rb').read(), gold).format)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "samples.jsonl"),
+                           str(tmp_path / "log.eval")], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["lm-eval-samples", "inspect-eval"]
