@@ -76,8 +76,8 @@ class ScoreResult:
     f1_any: FloatArray | None = None
     error_classes: IntArray | None = None
     horizon: Horizon | None = None
-    #: False when the error figures were computed without their CIs and the horizon without
-    #: its CI and test (score(..., error_intervals=False)); error_values completes them.
+    #: False when the error figures were computed without their CIs and without the knowledge
+    #: horizon (score(..., error_intervals=False)); error_values gives both.
     error_intervals: bool = True
 
     def to_json(self) -> dict[str, Any]:
@@ -310,8 +310,8 @@ def score(
     lenient=False; given the split's error tables (error_classes.error_tables), also the
     error classes, their figures and the knowledge horizon (not in the paper). The paper's
     metrics are the same either way. error_intervals=False leaves out the error figures'
-    CIs and the horizon's CI and test (most of their cost; error_values adds them later,
-    the same numbers).
+    CIs and the knowledge horizon (most of their cost; error_values gives them later, the
+    same numbers).
     """
     outcomes = outcome_codes(gold, predictions)
     f1: FloatArray | None = None
@@ -367,6 +367,10 @@ def result_from_outcomes(
         figures, horizon = error_values(gold, errors, error_classes, seed=seed,
                                         resamples=resamples if error_intervals else 0)
         values.update(figures)
+        if not error_intervals:
+            # Without its test a change point is no horizon (the test may find the drop not
+            # significant): it is left to the completion, with its CI.
+            horizon = None
     return ScoreResult(
         track=gold.track, split=gold.split, n=len(gold),
         metrics={name: v.value for name, v in values.items()},

@@ -161,7 +161,7 @@ def read_upload(inputs: GoldSplit, data: bytes, filename: str,
     chosen = settings()
     predictions = parse_file(data, inputs, filename=filename, max_bytes=chosen.max_bytes,
                              max_members=chosen.max_members, harness_filter=harness_filter)
-    # In a request, the error figures' CIs and the horizon's test wait for after the
+    # In a request, the error figures' CIs and the horizon wait for after the
     # response (they cost more than the rest of the score: complete_after_response).
     result = score(inputs, predictions,
                    resamples=chosen.resamples if resamples is None else resamples,
@@ -315,7 +315,7 @@ def score_columns(result: ScoreResult) -> dict[str, Any]:
 
 def completed_columns(row: Score) -> dict[str, Any] | None:
     """The columns of a row stored with errors_pending once completed: its error figures'
-    CIs and its horizon's CI and test added from its class codes, the numbers a full score
+    CIs and its knowledge horizon added from its class codes, the numbers a full score
     gives; None when the row is complete (or its gold has no error tables)."""
     if not row.errors_pending or row.error_classes is None:
         return None

@@ -192,7 +192,7 @@ def test_a_completed_upload_row_is_the_row_a_full_rescore_writes(
     with app.app_context():
         row = db.session.scalar(select(Score).where(Score.submission_id == upload.get_json()["id"]))
         assert row is not None and row.errors_pending
-        assert row.horizon is not None and row.horizon["p_value"] is None
+        assert row.horizon is None  # the horizon waits for its test
     upload.close()
     with app.app_context():
         completed = columns_of_score(upload.get_json()["id"])
