@@ -15,6 +15,7 @@ from flask.testing import FlaskClient, FlaskCliRunner
 
 from benchmark import GoldSet, normalize_answer
 from situatedqa_server import client as situatedqa_cli
+from situatedqa_server.services import snapshots
 
 from .conftest import CANARY_ANSWER, CANARY_KEY, api_upload, new_token, register
 
@@ -109,6 +110,13 @@ def test_the_figures_in_the_api_pages_csv_exports_and_cli(
     assert "situatedqa_unreleased" in index and "situatedqa_contamination_gap" in index
     assert "type: exact_match\n    value: 0.0" not in index
 
+    # A snapshot freezes the board's columns, the figures among them.
+    with app.app_context():
+        frozen = snapshots.full_board("temp", "test")
+    assert frozen["columns"][-3:] == list(FIGURES)
+    entry = next(e for e in frozen["entries"] if e["method_name"] == "provenance method")
+    assert entry["metrics"]["contamination_gap"] == 100.0 and entry["ci"]["unreleased"]
+
     # The CLI's table, from the API's JSON.
     situatedqa_cli.print_scores(api)
     printed = capsys.readouterr().out
@@ -116,7 +124,8 @@ def test_the_figures_in_the_api_pages_csv_exports_and_cli(
     assert "an indication, not a proof" in printed
 
     # Never an unreleased answer or key, in any of them.
-    for text in (json.dumps(body), json.dumps(api), json.dumps(board), page, picked, detail,
+    for text in (json.dumps(body), json.dumps(api), json.dumps(board), json.dumps(frozen),
+                 page, picked, detail,
                  exported.get_data(as_text=True), json.dumps(pwc), index, printed):
         assert CANARY_ANSWER not in text and CANARY_KEY not in text
         assert normalize_answer(CANARY_ANSWER) not in text
