@@ -43,6 +43,12 @@ def test_a_test_board_without_unreleased_examples_has_no_figures(
     assert not set(FIGURES) & set(board["columns"])
     page = client.get("/leaderboards/temp?split=test").get_data(as_text=True)
     assert "test answers are public" in page and 'value="unreleased"' not in page
+    home = client.get("/").get_data(as_text=True)
+    assert "published 2022-08-10" in home and "the same code for everyone" in home
+    metrics = client.get("/metrics/temp").get_data(as_text=True)
+    for name in FIGURES:
+        assert f'id="{name}"' in metrics
+    assert "indication of contamination, not a proof" in metrics
 
 
 def test_the_figures_in_the_api_pages_csv_exports_and_cli(
