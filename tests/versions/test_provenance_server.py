@@ -99,6 +99,7 @@ def test_the_figures_in_the_api_pages_csv_exports_and_cli(
     # The submission page.
     detail = client.get(f"/submissions/{submission_id}").get_data(as_text=True)
     assert 'data-metric="unreleased"' in detail and "Contamination gap" in detail
+    assert 'id="unreleased-note"' in detail and "an indication, not a proof" in detail
 
     # The CSV: each figure with its CI bounds.
     exported = client.get("/leaderboards/temp.csv?split=test&show=unreleased")
