@@ -15,7 +15,7 @@ from flask.testing import FlaskClient, FlaskCliRunner
 
 from benchmark import GoldSet, normalize_answer
 from situatedqa_server import client as situatedqa_cli
-from situatedqa_server.services import snapshots
+from situatedqa_server.services import plots, snapshots
 
 from .conftest import CANARY_ANSWER, CANARY_KEY, api_upload, new_token, register
 
@@ -100,6 +100,14 @@ def test_the_figures_in_the_api_pages_csv_exports_and_cli(
     detail = client.get(f"/submissions/{submission_id}").get_data(as_text=True)
     assert 'data-metric="unreleased"' in detail and "Contamination gap" in detail
     assert 'id="unreleased-note"' in detail and "an indication, not a proof" in detail
+
+    # The submission's chart: unreleased and released as a group of their own, the gap
+    # (points, not a share) left to the table.
+    groups = dict(plots.metric_groups("temp", api["metrics"]))
+    assert groups[plots.PROVENANCE_GROUP] == ["unreleased", "released"]
+    assert not any("contamination_gap" in members for members in groups.values())
+    chart = client.get(f"/insight/submissions/{submission_id}/plots/scores.svg")
+    assert chart.status_code == 200
 
     # The CSV: each figure with its CI bounds.
     exported = client.get("/leaderboards/temp.csv?split=test&show=unreleased")
