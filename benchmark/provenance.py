@@ -41,7 +41,7 @@ from .normalize import normalize_answer
 from .tracks import GAP, PROVENANCE_LABELS, PROVENANCE_METRICS, RELEASED, UNRELEASED
 
 __all__ = ["GAP", "PROVENANCE_LABELS", "PROVENANCE_METRICS", "RELEASED", "UNRELEASED",
-           "correct_of", "gap_interval", "is_unreleased", "provenance_values",
+           "correct_of", "gap_interval", "is_unreleased", "origins", "provenance_values",
            "unreleased_mask"]
 
 #: The bootstrap streams of the gap's two sides (apart from the figures' own streams).
@@ -74,6 +74,33 @@ def unreleased_mask(release: GoldSplit, split: GoldSplit) -> BoolArray:
     by_key = {example.key: example for example in release.examples}
     return np.fromiter((is_unreleased(e, by_key.get(e.key)) for e in split.examples),
                        dtype=np.bool_, count=len(split))
+
+
+#: An example's origin (origins): its gold as released, added after the release, or its
+#: gold changed after the release.
+RELEASE_ORIGIN: Final = "release"
+ADDED_ORIGIN: Final = "added"
+CHANGED_ORIGIN: Final = "changed"
+ORIGINS: Final = (RELEASE_ORIGIN, ADDED_ORIGIN, CHANGED_ORIGIN)
+
+
+def origins(release: GoldSplit, split: GoldSplit) -> list[str]:
+    """Where each example of `split` comes from, in its order (ORIGINS): the release (the
+    release's gold unchanged), added through a gold version, or changed by one (any change
+    of its answers, any_answer or label; unreleased only when the new gold is not the
+    release's, see is_unreleased)."""
+    if release.examples == split.examples:
+        return [RELEASE_ORIGIN] * len(split)
+    by_key = {example.key: example for example in release.examples}
+
+    def origin(example: Example) -> str:
+        released = by_key.get(example.key)
+        if released is None:
+            return ADDED_ORIGIN
+        same = (released.answers, released.any_answers, released.label) == (
+            example.answers, example.any_answers, example.label)
+        return RELEASE_ORIGIN if same else CHANGED_ORIGIN
+    return [origin(example) for example in split.examples]
 
 
 def correct_of(split: GoldSplit, outcomes: IntArray) -> BoolArray:

@@ -153,6 +153,9 @@ class ExampleRow(BaseModel):
         "QA, where lenient scoring applies: matches an equivalent answer."))
     f1: float | None = Field(None, description="QA, where lenient scoring applies: token F1.")
     score: float | None = Field(None, description="Identification: the submitted score.")
+    origin: Literal["release", "added", "changed"] | None = Field(None, description=(
+        "Where the example comes from: the public release, or added or changed by a gold "
+        "version since."))
 
 
 class Examples(BaseModel):

@@ -21,13 +21,17 @@ from benchmark.metrics import (
     rng_for,
 )
 from benchmark.provenance import (
+    ADDED_ORIGIN,
+    CHANGED_ORIGIN,
     GAP,
     GAP_STREAMS,
     PROVENANCE_METRICS,
     RELEASED,
     UNRELEASED,
     gap_interval,
+    RELEASE_ORIGIN,
     is_unreleased,
+    origins,
     provenance_values,
     unreleased_mask,
 )
@@ -176,3 +180,10 @@ def test_labels_say_the_figures_are_not_the_papers() -> None:
     assert [info.label(m) for m in PROVENANCE_METRICS] == [
         "Unreleased", "Released", "Contamination gap"]
     assert not set(PROVENANCE_METRICS) & set(info.metrics)
+
+
+def test_origins_by_hand() -> None:
+    assert origins(RELEASE, VERSION) == [
+        RELEASE_ORIGIN, CHANGED_ORIGIN, CHANGED_ORIGIN, CHANGED_ORIGIN, ADDED_ORIGIN,
+        ADDED_ORIGIN]
+    assert origins(RELEASE, RELEASE) == [RELEASE_ORIGIN] * len(RELEASE)

@@ -15,9 +15,16 @@ from flask.testing import FlaskClient, FlaskCliRunner
 
 from benchmark import GoldSet, normalize_answer
 from situatedqa_server import client as situatedqa_cli
-from situatedqa_server.services import plots, snapshots
+from situatedqa_server.services import gold_store, plots, snapshots
 
-from .conftest import CANARY_ANSWER, CANARY_KEY, api_upload, new_token, register
+from .conftest import (
+    CANARY_ANSWER,
+    CANARY_KEY,
+    DEV_ADDED_KEY,
+    api_upload,
+    new_token,
+    register,
+)
 
 FIGURES = ("unreleased", "released", "contamination_gap")
 
@@ -144,3 +151,24 @@ def test_the_figures_in_the_api_pages_csv_exports_and_cli(
                  exported.get_data(as_text=True), json.dumps(pwc), index, printed):
         assert CANARY_ANSWER not in text and CANARY_KEY not in text
         assert normalize_answer(CANARY_ANSWER) not in text
+
+
+def test_dev_examples_say_where_they_come_from(
+        app: Flask, client: FlaskClient, activated: None, release_gold: GoldSet) -> None:
+    """Dev gold is public, refreshed answers included: its per-example rows name each
+    example's origin; the dev board has no provenance figures."""
+    register(client, "dave")
+    token = new_token(client)
+    with app.app_context():
+        dev = gold_store.get_split("temp", "dev")
+    created = api_upload(client, token, dev)
+    assert created.status_code == 201, created.get_json()
+    assert not set(FIGURES) & set(created.get_json()["metrics"])
+    rows = client.get(f"/api/v1/submissions/{created.get_json()['id']}/examples",
+                      headers={"Authorization": f"Bearer {token}"}).get_json()["examples"]
+    origin = {row["key"]: row["origin"] for row in rows}
+    released = release_gold.get("temp", "dev").examples
+    assert origin[released[0].key] == "changed"
+    assert origin[DEV_ADDED_KEY] == "added"
+    assert origin[released[2].key] == "release"
+    assert released[1].key not in origin  # retired
