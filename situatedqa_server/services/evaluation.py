@@ -478,6 +478,8 @@ def _with_provenance(version: GoldVersion, gold: GoldSet, evaluated: Evaluated,
     carried row is the parent's on an unchanged board, whose unreleased examples are the
     same. The release's own rows have none.
     """
+    if version.parent_id is None:  # the release itself (the one root): all published
+        return
     release: GoldVersion | None = None
     for i, result in enumerate(evaluated.results):
         if result is None or result.split != HIDDEN_SPLIT:

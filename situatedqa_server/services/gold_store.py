@@ -220,6 +220,8 @@ def unreleased_of(version: GoldVersion, track: str, split: str,
     gold = gold_of(version)
     if (track, split) not in gold.splits:
         return None
+    if version.parent_id is None:  # the release itself (the one root): all published
+        return np.zeros(len(gold.splits[(track, split)]), dtype=np.bool_)
     release = release or first_version()
     key = (version.gold_sha256, release.gold_sha256, track)
     with _unreleased_lock:
