@@ -54,7 +54,7 @@ from benchmark.horizon import Horizon
 from benchmark.incremental import encode_f1, split_digest
 from benchmark.provenance import provenance_values
 from benchmark.scoring import error_values
-from benchmark.tracks import HORIZON
+from benchmark.tracks import HORIZON, UNRELEASED
 from benchmark.versions import realign
 
 from ..extensions import db, prebuilt, upsert_insert
@@ -537,17 +537,28 @@ def carriable(version: GoldVersion, submissions: list[Submission]) -> tuple[int 
 
     Scores depend only on the gold examples of a board (and the file, the seed and the
     resamples), so on a board the version did not change the parent's row is exactly what
-    a rescore gives.
+    a rescore gives. On a test board with unreleased examples, a parent row scored before
+    the provenance figures existed lacks them: it is scored again (from its outcomes).
     """
     parent = db.session.get(GoldVersion, version.parent_id) if version.parent_id else None
     if parent is None:
         return None, set()
     same = unchanged_boards(version, parent)
-    eligible = [s.id for s in submissions if (s.track, s.split) in same]
-    if not eligible:
-        return parent.id, set()
-    return parent.id, set(db.session.scalars(select(Score.submission_id).where(
-        Score.gold_version_id == parent.id, Score.submission_id.in_(eligible))))
+    figured = {board for board in same if board[1] == HIDDEN_SPLIT
+               and gold_store.has_unreleased(version, *board)}
+    eligible = [s.id for s in submissions
+                if (s.track, s.split) in same and (s.track, s.split) not in figured]
+    needing = [s.id for s in submissions if (s.track, s.split) in figured]
+    carried: set[int] = set()
+    if eligible:
+        carried.update(db.session.scalars(select(Score.submission_id).where(
+            Score.gold_version_id == parent.id, Score.submission_id.in_(eligible))))
+    if needing:
+        carried.update(submission_id for submission_id, metrics in db.session.execute(
+            select(Score.submission_id, Score.metrics).where(
+                Score.gold_version_id == parent.id, Score.submission_id.in_(needing)))
+            if UNRELEASED in (metrics or {}))
+    return parent.id, carried
 
 
 def _from_outcomes(version: GoldVersion, parent_id: int,
