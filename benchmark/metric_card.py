@@ -13,7 +13,7 @@ from typing import Final
 
 from .equivalence import lenient_family
 from .metrics import DEFAULT_RESAMPLES, DEFAULT_SEED
-from .tracks import HORIZON, TRACK_INFO, TRACKS
+from .tracks import GAP, HORIZON, RELEASED, TRACK_INFO, TRACKS, UNRELEASED
 
 NORMALIZATION: Final = (
     "Answers are compared after the SQuAD / DrQA normalization: Unicode NFD, lower-case, every "
@@ -63,11 +63,26 @@ HORIZON_DEFINITION: Final = (
     "with a bootstrap CI; empty when the data cannot place it.")
 
 
+PROVENANCE_DEFINITIONS: Final = {
+    UNRELEASED: "Not in the paper, never ranks: {statistic} on the test examples whose gold "
+                "answer was never published (added or changed by a gold version after the "
+                "release); what to trust when contamination matters.",
+    RELEASED: "Not in the paper, never ranks: {statistic} on the test examples whose gold "
+              "answer is the public release's.",
+    GAP: "Not in the paper, never ranks: released minus unreleased {statistic}, in points, "
+         "its CI from resampling the two example sets apart. An indication of "
+         "contamination, not a proof: the new examples may simply be harder.",
+}
+
+
 def definition(track: str, metric: str) -> str:
     """One sentence defining a metric column of a track."""
     info = TRACK_INFO[track]
     if metric == HORIZON and metric in info.horizon_metrics:
         return HORIZON_DEFINITION
+    if metric in PROVENANCE_DEFINITIONS:
+        return PROVENANCE_DEFINITIONS[metric].format(
+            statistic="accuracy" if info.identification else "EM")
     if metric in info.error_metrics:
         for kind, whole in (("_rate", "of the examples"), ("_share", "of the wrong answers")):
             name, found, suffix = metric.partition(kind)

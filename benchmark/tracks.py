@@ -66,6 +66,15 @@ ERROR_CLASS_LABELS: Final = {
     "wrong_place": "Wrong place", "us_default": "US default", "unrelated": "Unrelated",
 }
 _FIGURE_LABELS: Final = {"rate": "% of examples", "share": "% of errors"}
+#: The provenance figures (benchmark.provenance; not in the paper, never rank), in board
+#: order: the score on the test examples whose gold was never published, on the others,
+#: and the difference (released minus unreleased).
+UNRELEASED: Final = "unreleased"
+RELEASED: Final = "released"
+GAP: Final = "contamination_gap"
+PROVENANCE_METRICS: Final = (UNRELEASED, RELEASED, GAP)
+PROVENANCE_LABELS: Final = {UNRELEASED: "Unreleased", RELEASED: "Released",
+                            GAP: "Contamination gap"}
 #: The knowledge horizon's column (a year; dated tracks: TrackInfo.horizon_metrics).
 HORIZON: Final = "horizon"
 #: The lenient metrics' families (their name's start) and labels, with EM's partition label.
@@ -257,6 +266,8 @@ class TrackInfo:
             return SHARED_LABELS[metric]
         if metric == HORIZON:
             return "Knowledge horizon"
+        if metric in PROVENANCE_LABELS:
+            return PROVENANCE_LABELS[metric]
         if metric in self.error_metrics:
             name, _, rest = metric.partition("_rate")
             kind = "rate"
@@ -618,6 +629,7 @@ METRIC_LABELS: Final[dict[str, str]] = {
     metric: info.label(metric) for info in TRACK_INFO.values()
     for metric in (*info.metrics, *info.lenient_metrics)}
 METRIC_LABELS.update(SHARED_LABELS)
+METRIC_LABELS.update(PROVENANCE_LABELS)
 
 
 for _info in TRACK_INFO.values():

@@ -20,6 +20,7 @@ from platformdirs import user_config_dir
 from benchmark import METRIC_LABELS, TRACK_INFO
 from benchmark.cli import format_table
 from benchmark.scoring import ScoreResult
+from benchmark.tracks import GAP, PROVENANCE_METRICS
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 CONFIG_ENV = "SITUATEDQA_CONFIG_DIR"
@@ -153,6 +154,8 @@ def paper_order(track: str, names: Iterable[str]) -> list[str]:
         statistic, _, source = name.partition("_")
         if statistic in columns:
             return 1, source, columns.index(statistic)
+        if name in PROVENANCE_METRICS:  # last, in their own order
+            return 3, "", PROVENANCE_METRICS.index(name)
         return 2, name, 0
     return sorted(names, key=key)
 
@@ -173,6 +176,15 @@ def print_scores(result: Mapping[str, Any]) -> None:
     if result.get("feedback"):  # the Ladder withheld this submission's own scores
         click.echo(f"This submission is {result['feedback']}.")
     click.echo(format_table(table))
+    if GAP in metrics:
+        click.echo(PROVENANCE_NOTE)
+
+
+#: Under a score that has the provenance figures (benchmark.provenance).
+PROVENANCE_NOTE = (
+    "Unreleased / released: the score on the test examples whose gold answer was never "
+    "published, and on the release's (not in the paper). The contamination gap (released "
+    "minus unreleased) is an indication, not a proof: the new examples may simply be harder.")
 
 
 def echo_json(data: Any) -> None:

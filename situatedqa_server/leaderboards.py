@@ -8,6 +8,7 @@ from flask import Blueprint, Response, current_app, render_template, request, ur
 
 from benchmark import SPLITS, TRACK_INFO, metric_card
 from benchmark.equivalence import LENIENT_RULES, lenient_family
+from benchmark.tracks import PROVENANCE_METRICS
 
 from . import insight
 from .models import ModelType
@@ -44,6 +45,7 @@ def show(track: str) -> str:
                            label=info.label, splits=SPLITS, model_types=list(ModelType),
                            args=board_args(), sort_url=sort_url, notes=paper_notes(board),
                            columns=visible_columns(board), rules=optional_rules(track),
+                           provenance=PROVENANCE_METRICS,
                            filtered=BoardFilter.of(board.query).active)
 
 
@@ -53,7 +55,7 @@ def visible_columns(board: Board) -> list[str]:
     Columns left out are not rendered at all (not rendered hidden): a page of 50 rows with
     every optional column costs many times the cells.
     """
-    optional = TRACK_INFO[board.query.track].optional_metrics
+    optional = {*TRACK_INFO[board.query.track].optional_metrics, *PROVENANCE_METRICS}
     wanted = {*shown_columns(), board.query.sort}
     return [c for c in board.columns if c not in optional or c in wanted]
 
@@ -65,7 +67,8 @@ def optional_rules(track: str) -> dict[str, str]:
     rules = {column: LENIENT_RULES[lenient_family(column) or ""]
              for column in info.lenient_metrics}
     rules.update((column, metric_card.definition(track, column))
-                 for column in (*info.error_metrics, *info.horizon_metrics))
+                 for column in (*info.error_metrics, *info.horizon_metrics,
+                                *PROVENANCE_METRICS))
     return rules
 
 

@@ -8,7 +8,7 @@ from flask import Blueprint, abort, render_template
 
 from benchmark import SPLITS, TRACK_INFO, TRACKS, metric_card
 from benchmark.equivalence import LENIENT_RULES
-from benchmark.tracks import ERROR_CLASS_LABELS
+from benchmark.tracks import ERROR_CLASS_LABELS, PROVENANCE_METRICS
 
 from .services import evaluation, gold_store
 from .services.gold_store import GoldUnavailable
@@ -44,8 +44,8 @@ def show(track: str) -> str:
     info = TRACK_INFO[track]
     metrics = [{"name": name, "label": info.label(name),
                 "definition": metric_card.definition(track, name),
-                "lenient": name in info.optional_metrics}
-               for name in (*info.metrics, *info.optional_metrics)]
+                "lenient": name not in info.metrics}
+               for name in (*info.metrics, *info.optional_metrics, *PROVENANCE_METRICS)]
     return render_template("metrics/show.html", info=info, metrics=metrics, card=metric_card,
                            counts=partition_counts(track), rules=LENIENT_RULES,
                            resamples=evaluation.settings().resamples,

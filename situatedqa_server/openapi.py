@@ -19,7 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model
 from pydantic.json_schema import models_json_schema
 from werkzeug.datastructures import MultiDict
 
-from benchmark import SPLITS, TRACK_INFO, TRACKS
+from benchmark import HIDDEN_SPLIT, SPLITS, TRACK_INFO, TRACKS
+from benchmark.tracks import PROVENANCE_METRICS
 
 from . import rules
 from .converters import MAX_ID
@@ -156,6 +157,9 @@ class ExampleRow(BaseModel):
         "QA, where lenient scoring applies: matches an equivalent answer."))
     f1: float | None = Field(None, description="QA, where lenient scoring applies: token F1.")
     score: float | None = Field(None, description="Identification: the submitted score.")
+    origin: Literal["release", "added", "changed"] | None = Field(None, description=(
+        "Where the example comes from: the public release, or added or changed by a gold "
+        "version since."))
 
 
 class Examples(BaseModel):
@@ -298,6 +302,10 @@ def split_columns(track: str) -> dict[str, list[str]]:
     except GoldUnavailable:  # identification's per-source columns need the gold
         info = TRACK_INFO[track]
         by_split = {split: [*info.metrics, *info.optional_metrics] for split in SPLITS}
+    # A test board of a version with unreleased examples sorts by the provenance figures
+    # too (whichever version a query names: the columns are the same on every test board).
+    provenance = [c for c in PROVENANCE_METRICS if c not in by_split.get(HIDDEN_SPLIT, [])]
+    by_split[HIDDEN_SPLIT] = [*by_split.get(HIDDEN_SPLIT, []), *provenance]
     return {split: [*columns, *TEXT_COLUMNS] for split, columns in by_split.items()}
 
 

@@ -10,6 +10,7 @@ from sqlalchemy import select
 from werkzeug.wrappers import Response
 
 from benchmark import HIDDEN_SPLIT, SPLITS, TRACK_INFO
+from benchmark.tracks import PROVENANCE_METRICS
 
 from .auth import login_required
 from .extensions import config_limit, db, limiter
@@ -97,6 +98,7 @@ def detail(submission_id: int) -> str:
     return render_template("submissions/detail.html", submission=submission, score=score,
                            info=info, label=info.label, own=own, errors=errors,
                            optional=set(info.error_metrics) | set(info.horizon_metrics),
+                           provenance=PROVENANCE_METRICS,
                            action=ActionForm(), withheld=ladder.message(submission))
 
 

@@ -24,7 +24,7 @@ import logging
 import math
 import zlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import msgspec
@@ -34,6 +34,7 @@ from sqlalchemy import DateTime, Integer, delete, exists, literal, or_, select, 
 from sqlalchemy.orm.attributes import set_committed_value
 
 from benchmark import (
+    DEFAULT_SEED,
     HIDDEN_SPLIT,
     TRACK_INFO,
     FileTooLargeError,
@@ -51,8 +52,9 @@ from benchmark.error_classes import ErrorTables
 from benchmark.harness_files import parse_file
 from benchmark.horizon import Horizon
 from benchmark.incremental import encode_f1, split_digest
+from benchmark.provenance import provenance_values
 from benchmark.scoring import error_values
-from benchmark.tracks import HORIZON
+from benchmark.tracks import HORIZON, UNRELEASED
 from benchmark.versions import realign
 
 from ..extensions import db, prebuilt, upsert_insert
@@ -457,6 +459,7 @@ def score_into(version: GoldVersion, sources: Sequence[Source], *,
         if isinstance(source, Predicted):
             evaluated.results[i] = _score_predicted(source, gold, chosen)
     if not stored:
+        _with_provenance(version, gold, evaluated, chosen)
         return evaluated
     parent_id, carried = (carriable(version, [s for _, s in stored]) if incremental
                           else (None, set()))
@@ -465,11 +468,42 @@ def score_into(version: GoldVersion, sources: Sequence[Source], *,
     rest = (_from_outcomes(version, parent_id, pending, evaluated, chosen)
             if parent_id is not None else pending)
     _in_full(version, rest, evaluated, chosen)
+    _with_provenance(version, gold, evaluated, chosen)
     if pending:
         log.info("version %s: %d rows carried over, %d from the parent's outcomes, %d files "
                  "read and scored", version.name, len(carried), evaluated.from_outcomes,
                  len(rest))
     return evaluated
+
+
+def _with_provenance(version: GoldVersion, gold: GoldSet, evaluated: Evaluated,
+                     chosen: Settings) -> None:
+    """Add the provenance figures (unreleased, released, contamination gap) to every result
+    on a test board of the version that has unreleased examples (benchmark.provenance).
+
+    They are a function of the outcome codes and the version's and the release's gold, so
+    every path (an upload, an incremental or a full rescore, a baseline) gives the same; a
+    carried row is the parent's on an unchanged board, whose unreleased examples are the
+    same. The release's own rows have none.
+    """
+    if version.parent_id is None:  # the release itself (the one root): all published
+        return
+    release: GoldVersion | None = None
+    for i, result in enumerate(evaluated.results):
+        if result is None or result.split != HIDDEN_SPLIT:
+            continue
+        if release is None:
+            release = _versions_of_transaction()[1] or gold_store.first_version()
+        mask = gold_store.unreleased_of(version, result.track, result.split, release)
+        if mask is None or not mask.any() or mask.shape != (result.n,):
+            continue
+        split = gold.get(result.track, result.split)
+        figures = provenance_values(split, result.outcomes, mask, seed=DEFAULT_SEED,
+                                    resamples=chosen.resamples)
+        evaluated.results[i] = replace(
+            result, metrics={**result.metrics, **{k: v.value for k, v in figures.items()}},
+            ci={**result.ci, **{k: v.ci for k, v in figures.items()}},
+            counts={**result.counts, **{k: v.count for k, v in figures.items()}})
 
 
 def _score_predicted(source: Predicted, gold: GoldSet, chosen: Settings) -> ScoreResult:
@@ -511,17 +545,28 @@ def carriable(version: GoldVersion, submissions: list[Submission]) -> tuple[int 
 
     Scores depend only on the gold examples of a board (and the file, the seed and the
     resamples), so on a board the version did not change the parent's row is exactly what
-    a rescore gives.
+    a rescore gives. On a test board with unreleased examples, a parent row scored before
+    the provenance figures existed lacks them: it is scored again (from its outcomes).
     """
     parent = db.session.get(GoldVersion, version.parent_id) if version.parent_id else None
     if parent is None:
         return None, set()
     same = unchanged_boards(version, parent)
-    eligible = [s.id for s in submissions if (s.track, s.split) in same]
-    if not eligible:
-        return parent.id, set()
-    return parent.id, set(db.session.scalars(select(Score.submission_id).where(
-        Score.gold_version_id == parent.id, Score.submission_id.in_(eligible))))
+    figured = {board for board in same if board[1] == HIDDEN_SPLIT
+               and gold_store.has_unreleased(version, *board)}
+    eligible = [s.id for s in submissions
+                if (s.track, s.split) in same and (s.track, s.split) not in figured]
+    needing = [s.id for s in submissions if (s.track, s.split) in figured]
+    carried: set[int] = set()
+    if eligible:
+        carried.update(db.session.scalars(select(Score.submission_id).where(
+            Score.gold_version_id == parent.id, Score.submission_id.in_(eligible))))
+    if needing:
+        carried.update(submission_id for submission_id, metrics in db.session.execute(
+            select(Score.submission_id, Score.metrics).where(
+                Score.gold_version_id == parent.id, Score.submission_id.in_(needing)))
+            if UNRELEASED in (metrics or {}))
+    return parent.id, carried
 
 
 def _from_outcomes(version: GoldVersion, parent_id: int,

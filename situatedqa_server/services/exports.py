@@ -10,6 +10,7 @@ import yaml
 
 from benchmark import TRACK_INFO
 from benchmark.equivalence import lenient_family
+from benchmark.tracks import GAP, PROVENANCE_METRICS, RELEASED, UNRELEASED
 
 from ..models import Score, Submission
 from .leaderboards import Board, iso
@@ -22,6 +23,9 @@ HF_METRIC_TYPES = {"em": "exact_match", "accuracy": "accuracy", "precision": "pr
 #: paper's EM may claim, nor `f1`, the identification tracks' classification F1.
 LENIENT_METRIC_TYPES = {"em_equiv": "situatedqa_em_equiv", "f1": "squad_token_f1"}
 LENIENT_SUFFIX = " (lenient, not in the paper)"
+#: The provenance figures' types (not in the paper; benchmark.provenance).
+PROVENANCE_METRIC_TYPES = {UNRELEASED: "situatedqa_unreleased", RELEASED: "situatedqa_released",
+                           GAP: "situatedqa_contamination_gap"}
 ENTRY_FIELDS = ("rank", "rank_group", "method_name", "team", "baseline", "reported",
                 "source", "submitted_at", "paper_url", "code_url", "model_type", "fine_tuned",
                 "id")
@@ -87,6 +91,10 @@ def metric_name(track: str, name: str) -> str:
         return label + LENIENT_SUFFIX
     if name in info.error_metrics or name in info.horizon_metrics:
         return label + " (not in the paper)"
+    if name == GAP:
+        return label + " (an indication, not a proof; not in the paper)"
+    if name in PROVENANCE_METRICS:
+        return f"{label} {'accuracy' if info.identification else 'EM'} (not in the paper)"
     if name.startswith("em_") and name.removeprefix("em_") in info.partition_labels:
         return f"EM ({label})"
     return label
@@ -103,6 +111,8 @@ def metric_type(track: str, name: str) -> str:
         return "situatedqa_error_" + ("rate" if "_rate" in name else "share")
     if name in info.horizon_metrics:
         return "situatedqa_knowledge_horizon"
+    if name in PROVENANCE_METRICS:
+        return PROVENANCE_METRIC_TYPES[name]
     return HF_METRIC_TYPES.get(name.split("_")[0], name)
 
 

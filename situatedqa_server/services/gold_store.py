@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import numpy as np
 from sqlalchemy import func, or_, select
 
 from benchmark import (
@@ -28,6 +29,8 @@ from benchmark import (
     import_release,
 )
 from benchmark.error_classes import ErrorTables, error_tables
+from benchmark.metrics import BoolArray
+from benchmark.provenance import unreleased_mask
 from benchmark.scoring import warm_lenient
 
 from ..extensions import db
@@ -200,6 +203,47 @@ def clear_cache() -> None:
 def gold_of(version: GoldVersion) -> GoldSet:
     """A version's gold."""
     return load(version.gold_sha256)
+
+
+#: (version gold, release gold, track) → the unreleased mask of the version's test split.
+_unreleased: dict[tuple[str, str, str], BoolArray] = {}
+_unreleased_lock = threading.Lock()
+
+
+def unreleased_of(version: GoldVersion, track: str, split: str,
+                  release: GoldVersion | None = None) -> BoolArray | None:
+    """Which examples of a version's board have a gold never published (the release's
+    test answers are public: benchmark.provenance), in gold order; None off the hidden test
+    split, or when the version lacks the board. Cached per (version gold, release gold)."""
+    if split != HIDDEN_SPLIT:
+        return None
+    gold = gold_of(version)
+    if (track, split) not in gold.splits:
+        return None
+    if version.parent_id is None:  # the release itself (the one root): all published
+        return np.zeros(len(gold.splits[(track, split)]), dtype=np.bool_)
+    release = release or first_version()
+    key = (version.gold_sha256, release.gold_sha256, track)
+    with _unreleased_lock:
+        known = _unreleased.get(key)
+    if known is not None:
+        return known
+    target = gold.splits[(track, split)]
+    public = gold_of(release).splits.get((track, split))
+    mask = (unreleased_mask(public, target) if public is not None
+            else np.ones(len(target), dtype=np.bool_))
+    mask.setflags(write=False)
+    with _unreleased_lock:
+        if len(_unreleased) > 64:
+            _unreleased.clear()
+        return _unreleased.setdefault(key, mask)
+
+
+def has_unreleased(version: GoldVersion, track: str, split: str) -> bool:
+    """Whether a version's board has examples whose gold was never published (its test
+    board then shows the provenance figures)."""
+    mask = unreleased_of(version, track, split)
+    return mask is not None and bool(mask.any())
 
 
 def first_version() -> GoldVersion:

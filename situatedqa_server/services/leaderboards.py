@@ -17,8 +17,9 @@ from sqlalchemy import (
     union_all,
 )
 
-from benchmark import SPLITS, TRACK_INFO
+from benchmark import HIDDEN_SPLIT, SPLITS, TRACK_INFO
 from benchmark.scoring import source_slug
+from benchmark.tracks import PROVENANCE_METRICS
 
 from ..extensions import db
 from ..models import GoldVersion, ModelType, ReportedEntry, Score, Submission, Team, Visibility
@@ -106,20 +107,36 @@ class Board:
         return max(1, -(-self.total // self.query.per_page))
 
 
-def columns_of(track: str, split: str) -> list[str]:
+def columns_of(track: str, split: str, version_id: int | None = None) -> list[str]:
     """The track's metric columns; identification adds F1 per source dataset and ROC AUC.
 
     QA tracks end with their optional columns (not in the paper: the lenient metrics, the
     error figures, the knowledge horizon), which the page shows only when picked; they
-    never rank.
+    never rank. A test board whose gold version (by id; None: the active one) has examples
+    whose gold was never published ends with the provenance figures (PROVENANCE_METRICS:
+    unreleased, released, contamination gap), optional columns as well.
     """
     info = TRACK_INFO[track]
-    if not info.identification:
-        return [*info.metrics, *info.optional_metrics]
-    # The sources come from the gold, which changes only with the every-board stamp.
+    # The sources and the versions change only with the every-board stamp.
     every = board_cache.stamp(track, split).every
-    return list(board_cache.cache().shared(every, ("columns", track, split),
-                                           lambda: _columns_of(track, split)))
+    columns = ([*info.metrics, *info.optional_metrics] if not info.identification else list(
+        board_cache.cache().shared(every, ("columns", track, split),
+                                   lambda: _columns_of(track, split))))
+    if split == HIDDEN_SPLIT and board_cache.cache().shared(
+            every, ("provenance", track, split, version_id),
+            lambda: _has_unreleased(track, split, version_id)):
+        columns += PROVENANCE_METRICS
+    return columns
+
+
+def _has_unreleased(track: str, split: str, version_id: int | None) -> bool:
+    """Whether the board's version (None: the active one) has unreleased examples."""
+    try:
+        version = (gold_store.active_version() if version_id is None
+                   else db.session.get(GoldVersion, version_id))
+        return version is not None and gold_store.has_unreleased(version, track, split)
+    except gold_store.GoldUnavailable:
+        return False
 
 
 def _columns_of(track: str, split: str) -> list[str]:
@@ -181,8 +198,9 @@ def load_board(q: BoardQuery) -> Board:
     """
     primary = TRACK_INFO[q.track].primary
     stamp = board_cache.stamp(q.track, q.split)
-    board = Board(q, primary, columns_of(q.track, q.split))
+    board = Board(q, primary, [])
     board.version_id, board.version = board_version_ref(q)
+    board.columns = columns_of(q.track, q.split, board.version_id)
     cache = board_cache.cache()
     data = cache.board((q.track, q.split, board.version_id, stamp.board, stamp.every))
     key = (q.sort or primary, q.ascending, q.hide_baselines, q.model_type, q.fine_tuned)
@@ -338,7 +356,9 @@ def parse_board_query(track: str, args: Any, per_page_default: int) -> BoardQuer
     if split not in SPLITS:
         raise BadBoardQuery(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
     sort = args.get("sort") or None
-    if sort is not None and sort not in (*columns_of(track, split), *TEXT_COLUMNS):
+    provenance = PROVENANCE_METRICS if split == HIDDEN_SPLIT else ()
+    if sort is not None and sort not in (*columns_of(track, split), *provenance,
+                                         *TEXT_COLUMNS):
         raise BadBoardQuery(f"cannot sort by {sort!r}")
     model_type = args.get("model_type") or None
     if model_type is not None and model_type not in {m.value for m in ModelType}:

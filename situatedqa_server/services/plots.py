@@ -31,6 +31,7 @@ from benchmark import TRACK_INFO, GoldSplit
 from benchmark.equivalence import lenient_family
 from benchmark.metrics import accuracy_from_binary, metric_from_codes
 from benchmark.scoring import CORRECT
+from benchmark.tracks import GAP, RELEASED, UNRELEASED
 
 from ..extensions import db
 from ..models import Score, Submission, Visibility
@@ -178,6 +179,9 @@ LENIENT_GROUPS = {"em_equiv": "EM equiv (not in the paper)",
 GROUP_COLORS = (COLOR, "#8c6d1f", "#5f8f5a", "#777777")
 
 
+PROVENANCE_GROUP = "unreleased / released (not in the paper)"
+
+
 def metric_groups(track: str, names: Any) -> list[tuple[str, list[str]]]:
     """A QA score's metrics in groups: the paper's (in its order), then each lenient family
     (on the same partitions, in the same order), then anything else stored but the error
@@ -188,8 +192,11 @@ def metric_groups(track: str, names: Any) -> list[tuple[str, list[str]]]:
     for family, title in LENIENT_GROUPS.items():
         groups.append((title, [n for n in info.lenient_metrics
                                if n in names and lenient_family(n) == family]))
+    # The provenance figures, when the board has them (the gap is a difference of points,
+    # not a share: it is left out of the bars, the table gives it).
+    groups.append((PROVENANCE_GROUP, [n for n in (UNRELEASED, RELEASED) if n in names]))
     grouped = {n for _, members in groups for n in members}
-    apart = {*info.error_metrics, *info.horizon_metrics}
+    apart = {*info.error_metrics, *info.horizon_metrics, GAP}
     groups.append(("other", [n for n in names if n not in grouped and n not in apart]))
     return groups
 

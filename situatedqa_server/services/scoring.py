@@ -20,6 +20,7 @@ from benchmark import (
 )
 from benchmark.harness_files import harness_summary
 from benchmark.incremental import encode_predictions
+from benchmark.provenance import origins
 
 from ..extensions import db
 from ..models import Score, Submission, User, Visibility, utcnow
@@ -206,7 +207,15 @@ def example_rows(submission: Submission) -> list[dict[str, Any]]:
     gold = gold_store.get_split(submission.track, submission.split)
     # Read against the inputs it was uploaded for: a later version may add or retire examples.
     predictions = evaluation.predictions_for(submission, gold)
-    return per_example(gold, predictions, score(gold, predictions, resamples=0))
+    rows = per_example(gold, predictions, score(gold, predictions, resamples=0))
+    # Where each example comes from: the release, or a gold version since (dev and train
+    # gold is public, refreshed answers included).
+    release = gold_store.get_gold()
+    if (submission.track, submission.split) in release.splits:
+        for row, origin in zip(rows, origins(release.get(submission.track, submission.split),
+                                             gold), strict=True):
+            row["origin"] = origin
+    return rows
 
 
 def score_payload(row: Score | None) -> dict[str, Any]:

@@ -161,3 +161,89 @@ def test_a_version_never_active_is_activated_not_rescored(
     assert refused.exit_code == 1 and "has never been active" in refused.output
     with app.app_context():
         assert db.session.scalars(select(Job)).all() == []  # no job was started
+
+
+FIGURES = ("unreleased", "released", "contamination_gap")
+
+
+def version_id(name: str) -> int:
+    """A version's id (in an app context)."""
+    version = versions.version_named(name, published_only=False)
+    assert version is not None
+    return version.id
+
+
+def test_every_path_gives_the_same_provenance_figures_on_test(
+        app: Flask, client: FlaskClient, runner: FlaskCliRunner, update_file: Path,
+        release_gold: GoldSet, tmp_path: Path) -> None:
+    """The version's test changes (an answer changed to a new one, an example added) make
+    two unreleased examples: the upload, the incremental job, the full and the incremental
+    rescore, and a row carried to a later version that leaves test alone, all store the
+    same figures; the release's rows have none."""
+    test = release_gold.get("temp", "test")
+    lines = [{"key": e.key, "prediction": e.answers[0] if i % 3 else "the 1990s"}
+             for i, e in enumerate(test.examples)]
+    data = "".join(json.dumps(line) + "\n" for line in lines).encode()
+
+    def upload(name: str) -> int:
+        client.get("/auth/logout")
+        register(client, name)
+        response = api_upload(client, new_token(client), test, data)
+        assert response.status_code == 201, response.get_json()
+        return int(response.get_json()["id"])
+
+    first = upload("first")
+    with app.app_context():
+        assert "unreleased" not in row_of(first, versions.all_versions()[0].name)["metrics"]
+    built = runner.invoke(args=["gold", "build", "--from-update", str(update_file), "--name",
+                                "2023-06", "--as-of", "2023-06-01"])
+    assert built.exit_code == 0, built.output
+    with app.app_context():
+        version = versions.version_named("2023-06", published_only=False)
+        assert version is not None
+        job_id = jobs.start_activation(version, None).id
+    during = upload("during")
+    with app.app_context():
+        by_upload = row_of(during, "2023-06")
+        metrics, counts = by_upload["metrics"], by_upload["counts"]
+        # Unreleased: test[0] (answered "the 1990s") and the added example (no prediction).
+        assert counts["unreleased"] == 2 and metrics["unreleased"] == 0.0
+        assert counts["released"] == by_upload["n"] - 2
+        assert metrics["contamination_gap"] == metrics["released"] - metrics["unreleased"]
+        assert all(by_upload["ci"][name] is not None
+                   for name in ("unreleased", "released", "contamination_gap"))
+        assert jobs.run_inline(job_id).status == "done"
+        assert row_of(first, "2023-06") == by_upload  # the job, from the parent's outcomes
+    for args in (["submissions", "rescore", "--full"], ["submissions", "rescore"]):
+        result = runner.invoke(args=args)
+        assert result.exit_code == 0, result.output
+        with app.app_context():
+            assert row_of(first, "2023-06") == by_upload
+    # A later version that changes dev only: the test rows carry over, figures included.
+    dev = release_gold.get("temp", "dev").examples
+    later = tmp_path / "later.jsonl"
+    later.write_text(json.dumps({"track": "temp", "split": "dev", "key": dev[3].key,
+                                 "action": "update", "answer": ["later"],
+                                 "reason": "dev only"}) + "\n")
+    with app.app_context():  # as if scored before the figures existed
+        old = db.session.scalar(select(Score).where(
+            Score.submission_id == during, Score.gold_version_id == by_upload[
+                "gold_version_id"]))
+        assert old is not None
+        old.metrics = {k: v for k, v in old.metrics.items() if k not in FIGURES}
+        old.ci = {k: v for k, v in old.ci.items() if k not in FIGURES}
+        old.counts = {k: v for k, v in old.counts.items() if k not in FIGURES}
+        db.session.commit()
+    built = runner.invoke(args=["gold", "build", "--from-update", str(later), "--name",
+                                "2023-09", "--as-of", "2023-09-01"])
+    assert built.exit_code == 0, built.output
+    with app.app_context():
+        version = versions.version_named("2023-09", published_only=False)
+        assert version is not None
+        assert jobs.run_inline(jobs.start_activation(version, None).id).status == "done"
+        carried = row_of(first, "2023-09")
+        healed = row_of(during, "2023-09")  # not carried without them: scored again
+        assert carried.pop("gold_version_id") != by_upload.pop("gold_version_id")
+        assert carried == by_upload
+        assert healed.pop("gold_version_id") == version_id("2023-09")
+        assert healed == by_upload

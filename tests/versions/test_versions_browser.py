@@ -41,3 +41,41 @@ def test_select_an_older_version(app: Flask, runner: FlaskCliRunner, update_file
             assert errors == []  # no CSP violations or script errors
         finally:
             browser.close()
+
+
+def test_pick_the_unreleased_figures_on_a_test_board(
+        app: Flask, runner: FlaskCliRunner, update_file: Path,
+        uploads: dict[str, int]) -> None:
+    """After a version that adds and changes test examples: the test board says what is
+    public, the picker offers the provenance figures, picked they are columns marked not in
+    the paper, and the submission page explains them; both pages pass axe."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    from tests.insight.test_browser_boards import serious_axe_violations
+
+    assert runner.invoke(args=["gold", "build", "--from-update", str(update_file), "--name",
+                               "2023-06", "--as-of", "2023-06-01"]).exit_code == 0
+    assert runner.invoke(args=["gold", "activate", "2023-06"]).exit_code == 0
+    with LiveServer(app) as server, sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            errors: list[str] = []
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.goto(f"{server.url}/leaderboards/temp?split=test")
+            assert "test answers are public" in page.locator("#test-provenance").inner_text()
+            assert page.locator("th[data-column='unreleased']").count() == 0
+            page.click("details.column-picker summary")
+            page.check("input[name=show][value='unreleased']")
+            page.check("input[name=show][value='contamination_gap']")
+            page.click("form.filters button[type=submit]")
+            page.wait_for_load_state("networkidle")
+            header = page.locator("th[data-column='unreleased']")
+            assert header.is_visible() and "not in the paper" in header.inner_text()
+            assert page.locator("th[data-column='contamination_gap']").is_visible()
+            assert serious_axe_violations(page) == [], page.url
+            page.goto(f"{server.url}/submissions/{uploads['test_all']}")
+            assert page.locator("#unreleased-note").is_visible()
+            assert serious_axe_violations(page) == [], page.url
+            assert errors == []
+        finally:
+            browser.close()
