@@ -3,7 +3,7 @@
 Request and response bodies and query parameters are pydantic models, declared once here;
 pydantic writes their JSON Schema (2020-12, the dialect of OpenAPI 3.1). Each leaderboard
 is its own path (/api/v1/leaderboards/temp, …) because the columns one can sort by differ
-per track: its query model is made per track from the track declarations (via columns_of),
+per track: its query model is made per track from the track declarations (via sortable_columns),
 so a metric added to a track appears here without an edit.
 """
 
@@ -28,7 +28,7 @@ from .errors import ApiError
 from .forms import YES_WORDS
 from .models import ModelType
 from .services.gold_store import GoldUnavailable
-from .services.leaderboards import MAX_PAGE, MAX_PER_PAGE, TEXT_COLUMNS, columns_of
+from .services.leaderboards import MAX_PAGE, MAX_PER_PAGE, TEXT_COLUMNS, sortable_columns
 
 bp = Blueprint("openapi", __name__)
 API = "/api/v1"
@@ -296,17 +296,14 @@ class BoardQuery(BaseModel):
 
 
 def split_columns(track: str) -> dict[str, list[str]]:
-    """The sortable columns of each split of a track: its metric columns, then the text ones."""
+    """The sortable columns of each split of a track (the server's own rule)."""
     try:
-        by_split = {split: columns_of(track, split) for split in SPLITS}
+        return {split: sortable_columns(track, split) for split in SPLITS}
     except GoldUnavailable:  # identification's per-source columns need the gold
         info = TRACK_INFO[track]
-        by_split = {split: [*info.metrics, *info.optional_metrics] for split in SPLITS}
-    # A test board of a version with unreleased examples sorts by the provenance figures
-    # too (whichever version a query names: the columns are the same on every test board).
-    provenance = [c for c in PROVENANCE_METRICS if c not in by_split.get(HIDDEN_SPLIT, [])]
-    by_split[HIDDEN_SPLIT] = [*by_split.get(HIDDEN_SPLIT, []), *provenance]
-    return {split: [*columns, *TEXT_COLUMNS] for split, columns in by_split.items()}
+        return {split: [*info.metrics, *info.optional_metrics, *(
+            PROVENANCE_METRICS if split == HIDDEN_SPLIT else ()), *TEXT_COLUMNS]
+            for split in SPLITS}
 
 
 def board_query(track: str) -> type[BaseModel]:

@@ -129,6 +129,16 @@ def columns_of(track: str, split: str, version_id: int | None = None) -> list[st
     return columns
 
 
+def sortable_columns(track: str, split: str) -> list[str]:
+    """What a board query may sort by: the split's metric columns (a test board also by the
+    provenance figures, whichever version the query names: they are the same on every test
+    board), then the text columns. The OpenAPI description states the same lists."""
+    columns = columns_of(track, split)
+    if split == HIDDEN_SPLIT:
+        columns = [*columns, *(c for c in PROVENANCE_METRICS if c not in columns)]
+    return [*columns, *TEXT_COLUMNS]
+
+
 def _has_unreleased(track: str, split: str, version_id: int | None) -> bool:
     """Whether the board's version (None: the active one) has unreleased examples."""
     try:
@@ -356,9 +366,7 @@ def parse_board_query(track: str, args: Any, per_page_default: int) -> BoardQuer
     if split not in SPLITS:
         raise BadBoardQuery(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
     sort = args.get("sort") or None
-    provenance = PROVENANCE_METRICS if split == HIDDEN_SPLIT else ()
-    if sort is not None and sort not in (*columns_of(track, split), *provenance,
-                                         *TEXT_COLUMNS):
+    if sort is not None and sort not in sortable_columns(track, split):
         raise BadBoardQuery(f"cannot sort by {sort!r}")
     model_type = args.get("model_type") or None
     if model_type is not None and model_type not in {m.value for m in ModelType}:
