@@ -523,6 +523,7 @@ def best_token_f1(words: list[str], bags: tuple[Bag, ...]) -> float:
 def lenient_outcomes(
     predictions: Sequence[str], normalized: Sequence[str], em: BoolArray, forms: GoldForms,
     key_cache: dict[tuple[str, int], frozenset[str]],
+    shapes: dict[str, tuple[bool, tuple[str, ...]]] | None = None,
 ) -> tuple[BoolArray, FloatArray]:
     """Per-example em_equiv and best token F1 of predictions against one gold side.
 
@@ -532,7 +533,8 @@ def lenient_outcomes(
     parsed only when its letters allow a match (could_be, once per distinct prediction),
     once per (gold set, prediction). F1's count only where the prediction shares a token
     with the gold, once per (gold set, normalized prediction). key_cache maps a prediction
-    to its match keys, shared between the gold sides.
+    to its match keys and shapes a prediction to could_be's answer, both shared between the
+    gold sides.
     """
     equiv = em.copy()
     f1 = em.astype(np.float64)
@@ -543,7 +545,8 @@ def lenient_outcomes(
     kinds_of, years_of, gold_keys_of = forms.kinds, forms.years, forms.keys
     known, contexts = forms.known_groups, forms.number_context
     matched: dict[tuple[int, str], bool] = {}
-    shapes: dict[str, tuple[bool, tuple[str, ...]]] = {}
+    if shapes is None:
+        shapes = {}
     for i in wrong[kinds_of[wrong] > 0].tolist():
         text = predictions[i]
         groups = known.get(text)
