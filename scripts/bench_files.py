@@ -152,3 +152,22 @@ def bench_files(release: Path) -> dict[str, bytes]:
     """Every benchmark file of temp test (official format), by name, the same on every call."""
     records = release_records(release)
     return {name: build(records) for name, build in BUILDERS.items()}
+
+
+def variant(data: bytes, number: int) -> bytes:
+    """The file with one example's answer made a distinct wrong one ("no idea NUMBER", at
+    example NUMBER modulo the file's length): distinct files of the same kind, for the
+    server benchmarks (a team may not upload the same predictions twice on a board)."""
+    lines = data.decode("utf-8").splitlines()
+    position = number % len(lines)
+    record = json.loads(lines[position])
+    record["pred_answer"] = f"no idea {number}"
+    lines[position] = json.dumps(record, ensure_ascii=False)
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def upload_files(release: Path, count: int) -> list[bytes]:
+    """`count` distinct temp test files, the benchmark files in turn (each a variant), the
+    same ones on every call."""
+    files = list(bench_files(release).values())
+    return [variant(files[number % len(files)], number) for number in range(count)]
