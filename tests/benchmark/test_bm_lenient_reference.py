@@ -119,3 +119,19 @@ def test_could_be_on_random_texts(words: list[str], separators: list[str]) -> No
     """could_be's conditions hold on texts made of date, number and other words."""
     text = "".join(word + separator for word, separator in zip(words, separators, strict=False))
     assert_could_be_is_necessary(text)
+
+
+def test_bench_files_are_deterministic_and_mostly_wrong(release_gold: GoldSet,
+                                                        release_dir: Path) -> None:
+    """The same bytes on every call; each file as wrong as its description says."""
+    gold = release_gold.get("temp", "test")
+    first, second = bench_files(release_dir), bench_files(release_dir)
+    assert first == second
+    expected = {"gold-or-alternate": (0.30, 0.40), "nn-train": (0.85, 0.95),
+                "closed-book-llm": (0.65, 0.85), "empty-or-unknown": (0.85, 0.95)}
+    for name, data in first.items():
+        predictions = parse_predictions(data, gold)
+        assert len(predictions.answers or ()) == len(gold)
+        em = float(np.mean((outcome_codes(gold, predictions) & 1) > 0))
+        low, high = expected[name]
+        assert low <= 1 - em <= high, (name, 1 - em)
