@@ -1,11 +1,12 @@
-"""The lenient metrics' per-example code as it was before it was vectorized: the reference
-that tests/benchmark/test_bm_lenient_speed.py compares the scorer's with, bit for bit.
+"""The lenient metrics' per-example code as it was before could_be: the reference that
+tests/benchmark/test_bm_lenient_reference.py compares the scorer's with, bit for bit, and
+that `scripts/bench_scoring.py --reference` times beside it.
 
 `reference_lenient_outcomes` is `benchmark.equivalence.lenient_outcomes` as it was (a
 Python loop over every wrong example; a parse of every distinct prediction that may be a
-date or number; F1 counted wherever a token is shared), `reference_lenient_codes`
-`benchmark.scoring.lenient_codes` calling it. Both read only GoldForms attributes that the
-scorer still builds.
+date or number, whatever its letters; F1 counted wherever a token is shared),
+`reference_lenient_codes` `benchmark.scoring.lenient_codes` calling it. Both read only
+GoldForms attributes that the scorer still builds.
 """
 
 from __future__ import annotations
