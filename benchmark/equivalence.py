@@ -325,6 +325,35 @@ def key_kinds(keys: frozenset[str]) -> int:
             | (NUMBERS if any(k[0] == "n" for k in keys) else 0))
 
 
+#: Every run of ASCII letters a date or year range can hold once lower-cased: month names,
+#: weekdays, day suffixes, eras (a.d. gives "a" and "d"), and the words of the lead and of
+#: the range patterns. A text holding another run is no date and no range (see could_be).
+_DATE_WORDS: Final = frozenset(_MONTHS) | frozenset(
+    _WEEKDAY.split("(?:", 1)[1].split(")", 1)[0].split("|")) | frozenset((
+        "st", "nd", "rd", "th", "of", "year", "ad", "ce", "bc", "bce", "a", "d", "b", "c",
+        "in", "on", "the", "from", "between", "to", "until", "till", "through", "and"))
+#: Runs a number's key never needs in its context: the number's own words, and the articles
+#: that the context's normalization removes.
+_NUMBER_SPAN_WORDS: Final = _NUMBER_WORDS | frozenset(_TENS) | {"and", "a", "an", "the"}
+_LETTER_RUN = re.compile(r"[a-z]+")
+
+
+def could_be(text: str) -> tuple[bool, tuple[str, ...]]:
+    """What a prediction's letters allow, before any parse: (whether it may be a date or
+    range, the letter runs that a number key's context words must then hold).
+
+    Both are necessary conditions, never sufficient. A date or range fullmatches its
+    patterns on the lower-cased text (clean-up only drops characters at the ends or
+    replaces non-ASCII ones), so each of its letter runs is one of _DATE_WORDS. A number key
+    "n:V|before|after" is made of one number span (number words and "and" only) and the
+    normalized words around it: normalization drops punctuation, white space and articles
+    but never an ASCII letter of another word, so each other run of the text is a substring
+    of before or after.
+    """
+    runs = frozenset(_LETTER_RUN.findall(text.lower()))
+    return runs <= _DATE_WORDS, tuple(runs - _NUMBER_SPAN_WORDS)
+
+
 # --- per-example metrics ---------------------------------------------------------------------
 
 
@@ -396,6 +425,12 @@ class GoldForms:
         self.bags: tuple[tuple[Bag, ...], ...] = tuple(set_bags[a] for a in sets)
         #: Per example: every gold token, to skip predictions sharing none.
         self.vocab: tuple[frozenset[str], ...] = tuple(set_vocab[a] for a in sets)
+        #: Per example: the context words of its gold number keys ("before after", joined),
+        #: which every letter run of a matching prediction outside its number must be in.
+        set_context = {answers: " | ".join(
+            " ".join(k.split("|", 2)[1:]) for k in sorted(set_keys[answers]) if k[0] == "n")
+            for answers in numbers}
+        self.number_context: tuple[str, ...] = tuple(set_context[a] for a in sets)
         #: Per example: normalized alternate -> its best token F1 against the example's
         #: answers, the value the count gives (empty without alternates); one table per
         #: distinct (gold set, alternates), shared. A wrong prediction found there needs no
@@ -488,14 +523,18 @@ def best_token_f1(words: list[str], bags: tuple[Bag, ...]) -> float:
 def lenient_outcomes(
     predictions: Sequence[str], normalized: Sequence[str], em: BoolArray, forms: GoldForms,
     key_cache: dict[tuple[str, int], frozenset[str]],
+    shapes: dict[str, tuple[bool, tuple[str, ...]]] | None = None,
 ) -> tuple[BoolArray, FloatArray]:
     """Per-example em_equiv and best token F1 of predictions against one gold side.
 
     Work is spent only where EM failed (F1 is 1 and em_equiv holds wherever EM holds) and
-    the gold has an answer, the parse only where the gold is a date, range or number and
-    the prediction is no gold answer of the split (those are matched in GoldForms), and
-    F1's count only where the prediction shares a token with the gold. key_cache maps a
-    prediction to its match keys, shared between the gold sides.
+    the gold has an answer. em_equiv: only where the gold is a date, range or number; a
+    prediction that is a gold answer of the split is matched in GoldForms; any other is
+    parsed only when its letters allow a match (could_be, once per distinct prediction),
+    once per (gold set, prediction). F1's count only where the prediction shares a token
+    with the gold, once per (gold set, normalized prediction). key_cache maps a prediction
+    to its match keys and shapes a prediction to could_be's answer, both shared between the
+    gold sides.
     """
     equiv = em.copy()
     f1 = em.astype(np.float64)
@@ -503,12 +542,11 @@ def lenient_outcomes(
     if not wrong.size:
         return equiv, f1
     group = forms.group
-    # em_equiv: where the gold is a date, range or number. A prediction that is a gold answer
-    # of the split is matched by GoldForms already (a plain loop: cheaper here than C loops
-    # over lists); the others are parsed, once per (gold set, prediction).
     kinds_of, years_of, gold_keys_of = forms.kinds, forms.years, forms.keys
-    known = forms.known_groups
+    known, contexts = forms.known_groups, forms.number_context
     matched: dict[tuple[int, str], bool] = {}
+    if shapes is None:
+        shapes = {}
     for i in wrong[kinds_of[wrong] > 0].tolist():
         text = predictions[i]
         groups = known.get(text)
@@ -524,18 +562,27 @@ def lenient_outcomes(
         pair = (group[i], text)
         hit = matched.get(pair)
         if hit is None:
-            entry = (text, int(kinds_of[i]))
-            keys = key_cache.get(entry)
-            if keys is None:
-                keys = key_cache[entry] = prediction_keys(*entry)
-            hit = matched[pair] = not gold_keys_of[i].isdisjoint(keys)
+            kinds = int(kinds_of[i])
+            shape = shapes.get(text)
+            if shape is None:
+                shape = shapes[text] = could_be(text)
+            if not ((kinds & DATES and shape[0]) or (
+                    kinds & NUMBERS and all(map(contexts[i].__contains__, shape[1])))):
+                hit = matched[pair] = False
+            else:
+                entry = (text, kinds)
+                keys = key_cache.get(entry)
+                if keys is None:
+                    keys = key_cache[entry] = prediction_keys(*entry)
+                hit = matched[pair] = not gold_keys_of[i].isdisjoint(keys)
         if hit:
             equiv[i] = True
     # Token F1: looked up where the prediction is an alternate of the example (another
     # context's answer, as wrong predictions often are); elsewhere 0 without a shared token
     # (an empty gold bag needs an empty prediction), as most other wrong predictions are:
     # tested first, uncached (most pairs are distinct); then counted once per (gold set,
-    # normalized prediction). Plain loops: cheaper here than C loops over built lists.
+    # normalized prediction). Plain loops: cheaper here than C loops over built lists (a
+    # whole-file test over token ids, one sorted search, cost more than this loop).
     alternate_f1, vocab, bags = forms.f1_of, forms.vocab, forms.bags
     scores: dict[tuple[int, str], float] = {}
     for i in wrong.tolist():

@@ -188,8 +188,10 @@ def lenient_codes(gold: GoldSplit, predictions: Predictions, outcomes: IntArray
     answers = predictions.answers
     normalized = predictions.normalized_answers
     cache: dict[tuple[str, int], frozenset[str]] = {}
+    shapes: dict[str, tuple[bool, tuple[str, ...]]] = {}
     forms = answer_forms(gold)
-    equiv, f1 = lenient_outcomes(answers, normalized, (outcomes & CORRECT) > 0, forms, cache)
+    equiv, f1 = lenient_outcomes(answers, normalized, (outcomes & CORRECT) > 0, forms, cache,
+                                 shapes)
     codes = outcomes | LENIENT_SCORED | (equiv.astype(np.int64) * CORRECT_EQUIV)
     if "em_any" not in track_info(gold.track).metrics:
         return codes, f1, f1
@@ -198,7 +200,8 @@ def lenient_codes(gold: GoldSplit, predictions: Predictions, outcomes: IntArray
     # only the added ones need reading, and only where EM Any and the answers fall short.
     added = added_forms(gold)
     settled = ((outcomes & CORRECT_ANY) > 0) | (equiv & (f1 >= 1.0))
-    equiv_added, f1_added = lenient_outcomes(answers, normalized, settled, added, cache)
+    equiv_added, f1_added = lenient_outcomes(answers, normalized, settled, added, cache,
+                                             shapes)
     equiv_any = equiv | equiv_added
     return (codes | (equiv_any.astype(np.int64) * CORRECT_EQUIV_ANY), f1,
             np.maximum(f1, f1_added))

@@ -18,7 +18,8 @@ zeroes its counters on entering `os.getpgrp` and dumps them on entering `os.getp
 requests are built before the first marker, so what is counted is the application: Flask,
 the multipart parse, parsing and scoring, the SQL client side, the commit and the response.
 PostgreSQL's own work is another process and is not counted; nor is gunicorn's. Every
-checkout gets the same files (a fixed seed). Under valgrind, libraries that pick their code
+checkout gets the same files (the benchmark files of `bench_files.py` in turn, each a
+distinct variant; a fixed seed). Under valgrind, libraries that pick their code
 by CPU features (ISA-L, numpy) see valgrind's virtual CPU, so their counts are of the AVX2
 paths. One of them distorts the count: OpenSSL's SHA-256 sees no SHA extensions there and
 takes its generic code, about 27 M instructions for a 1 MB file that natively hashes in
@@ -45,13 +46,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from bench_files import upload_files  # noqa: E402
 from bench_server import (  # noqa: E402
     add_server_arguments,
     gold_examples,
-    official_file,
     prediction_file,
     prepared_server,
-    release_records,
 )
 
 WARM_UPLOADS = 3
@@ -71,9 +71,8 @@ def describe(project: Path) -> str:
 def make_files(release: str, file_format: str, count: int) -> list[bytes]:
     """`count` distinct temp test-split files, the same ones on every call."""
     random.seed(20211107)
-    if file_format == "official":
-        records = release_records(release, "temp", "test")
-        return [official_file(records, 0.2 + 0.3 * random.random()) for _ in range(count)]
+    if file_format == "official":  # the benchmark files (bench_files.py) in turn
+        return upload_files(Path(release), count)
     examples = gold_examples(release, "temp", "test")
     return [prediction_file(examples, 0.2 + 0.3 * random.random()) for _ in range(count)]
 

@@ -8,6 +8,9 @@ subprocess, then measures:
   1. upload-to-ranked latency, 1 client and 8 concurrent clients POSTing public test-split
      files: when the 201 arrives the entry is committed and its board's stamp bumped, so the
      next read of the board anywhere ranks it;
+     the files (official format, temp) are the benchmark files of scripts/bench_files.py in
+     turn (gold or another context's answer, nn-train, closed-book LLM, empty or unknown),
+     each a distinct variant;
   2. the leaderboard page and its JSON with 10,000 submissions bulk-inserted in the track
      (raw SQL, so the script bumps the board's stamp itself);
   3. the page sorted by a breakdown column (p99 over `--runs` reads);
@@ -47,6 +50,9 @@ from urllib3 import encode_multipart_formdata
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 BIN = Path(PYTHON).parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from bench_files import upload_files  # noqa: E402
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -327,7 +333,10 @@ def main() -> None:
             # Distinct files (a team may not upload the same predictions twice on a board).
             warm = 10 * args.workers
             count = warm + args.single + args.uploads * args.clients
-            if args.format == "official":
+            if args.format == "official" and args.track == "temp":
+                # The benchmark files (scripts/bench_files.py) in turn, each a distinct variant.
+                files = upload_files(Path(args.release), count)
+            elif args.format == "official":
                 records = release_records(args.release, args.track, "test")
                 files = [official_file(records, 0.2 + 0.3 * random.random())
                          for _ in range(count)]
