@@ -466,7 +466,7 @@ class CampaignTask(Base):
     partitions: Mapped[list[str]] = mapped_column(JSON, default=list)
     #: The last known answers and the date they are known as of (None: unknown).
     last_answers: Mapped[list[str]] = mapped_column(JSON, default=list)
-    last_date: Mapped[str | None] = mapped_column(String(10))
+    last_date: Mapped[str | None] = mapped_column(String(40))
     status: Mapped[str] = mapped_column(String(16), default=TaskStatus.OPEN.value, index=True)
     #: The accepted (or adjudicated) response: kind, answers, evidence and date in effect.
     final_kind: Mapped[str | None] = mapped_column(String(20))

@@ -15,7 +15,7 @@ import re
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -122,13 +122,35 @@ class TaskSpec:
     last_date: str | None
 
 
+def date_order(text: str) -> tuple[int, int, int]:
+    """A context date ("2021", "2021-05-01" or the release's "May 01, 2021") as
+    (year, month, day) for ordering; unknown parts are 0."""
+    for form in ("%Y-%m-%d", "%B %d, %Y", "%Y"):
+        try:
+            moment = datetime.strptime(text.strip(), form)
+        except ValueError:
+            continue
+        return (moment.year, moment.month if form != "%Y" else 0,
+                moment.day if form != "%Y" else 0)
+    found = re.search(r"\d{4}", text)
+    return (int(found.group()) if found else 0, 0, 0)
+
+
+def release_date(value: str) -> str:
+    """A new date as the release writes it: "2023" stays, "2023-05-01" is "May 01, 2023"."""
+    if len(value) == 10:
+        return datetime.strptime(value, "%Y-%m-%d").strftime("%B %d, %Y")
+    return value
+
+
 def _latest_by_id(split: GoldSplit, field: str | None) -> dict[int, Example]:
     """Each question's example with the latest value of a context field (its last known)."""
     latest: dict[int, Example] = {}
     for example in split.examples:
         current = latest.get(example.id)
-        if current is None or (field is not None and str(example.context.get(field, ""))
-                               > str(current.context.get(field, ""))):
+        if current is None or (field is not None and date_order(
+                str(example.context.get(field, ""))) > date_order(
+                str(current.context.get(field, "")))):
             latest[example.id] = example
     return latest
 
@@ -139,7 +161,7 @@ def refresh_specs(split: GoldSplit, limit: int, as_of_parent: date) -> list[Task
     for example in split.examples[:limit]:
         known = example.context.get("date") or as_of_parent.isoformat()
         specs.append(TaskSpec(example.key, example.id, example.question, dict(example.context),
-                              example.partitions, example.answers, str(known)[:10]))
+                              example.partitions, example.answers, str(known)[:40]))
     return specs
 
 
@@ -158,6 +180,7 @@ def new_context_specs(track: str, split: GoldSplit, ids: Sequence[int], values: 
             context = {**template.context, field: value}
             if field == "date":
                 context["date_type"] = "sampled_year" if len(value) == 4 else "sampled_date"
+                context["date"] = release_date(value)
             key = info.key(nq_id, context)
             if key in split.index or len(specs) >= limit:
                 continue
@@ -206,8 +229,7 @@ def create_campaign(name: str, kind: str, track: str, split: str, as_of: date,
         if not ids or not cleaned:
             raise CampaignError(f"a {kind} campaign needs question ids and "
                                 f"{'dates' if kind == 'contexts' else 'locations'}")
-        if kind == CampaignKind.CONTEXTS.value and not all(
-                DATE_PATTERN.match(v) and len(v) in (4, 10) for v in cleaned):
+        if kind == CampaignKind.CONTEXTS.value and not all(map(_new_date, cleaned)):
             raise CampaignError("dates must be YYYY or YYYY-MM-DD")
         specs = new_context_specs(track, data, ids, cleaned, limit)
     if not specs:
@@ -237,6 +259,16 @@ def create_campaign(name: str, kind: str, track: str, split: str, as_of: date,
         db.session.rollback()
         raise
     return campaign
+
+
+def _new_date(value: str) -> bool:
+    """A new context date: YYYY or a real YYYY-MM-DD."""
+    if len(value) == 4:
+        return value.isdigit()
+    try:
+        return len(value) == 10 and date.fromisoformat(value) is not None
+    except ValueError:
+        return False
 
 
 def _annotators_named(names: Sequence[str]) -> list[User]:
@@ -537,17 +569,17 @@ def credit(campaign: Campaign) -> str:
 
 def build(campaign: Campaign, name: str, as_of: date | None, note: str,
           actor: User | None) -> GoldVersion:
-    """Build a gold version from a (partly) finished campaign, as `gold build` does."""
+    """Build a gold version from a (partly) finished campaign, as `gold build` does: its
+    parent is the active version (the update is checked against it, key by key)."""
     if campaign.gold_version_id is not None:
         raise CampaignError("this campaign already built a gold version")
     text = update_text(campaign)
     if not text:
         raise CampaignError("no accepted or adjudicated task changes the gold yet")
-    parent = db.session.get(GoldVersion, campaign.parent_version_id)
     changelog = " ".join(p for p in (note.strip() or campaign.note,
                                      f"From campaign {campaign.name!r}.", credit(campaign)) if p)
     version = versions.build_version(text, f"campaign-{campaign.id}.jsonl", name,
-                                     as_of or campaign.as_of, changelog, actor, parent)
+                                     as_of or campaign.as_of, changelog, actor)
     campaign = db.session.get(Campaign, campaign.id) or campaign
     campaign.gold_version_id = version.id
     db.session.commit()

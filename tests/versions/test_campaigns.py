@@ -89,12 +89,21 @@ def test_new_contexts_campaign_makes_keys_the_split_lacks(app: Flask,
         nq_id = temp.examples[0].id
         campaign = campaigns.create_campaign(
             "years", "contexts", "temp", "test", date(2026, 12, 1), ["ann", "bea"], None,
-            ids=[nq_id], values=[str(y) for y in range(2021, 2027)], limit=10)
+            ids=[nq_id], values=[str(y) for y in range(2021, 2027)] + ["2026-05-01"],
+            limit=10)
         keys = [t.key for t in campaign.tasks]
         assert f"{nq_id}|2022|sampled_year" in keys
         assert not set(keys) & set(temp.index)  # 2021 exists already: skipped
         assert campaign.tasks[0].last_answers  # the latest known date's answer
         assert campaign.tasks[0].partitions == ["sampled"]
+        assert campaign.tasks[-1].context == {"date": "May 01, 2026",
+                                              "date_type": "sampled_date"}
+
+
+def test_the_last_known_answer_is_the_latest_dated_one() -> None:
+    assert campaigns.date_order("December 29, 2020") > campaigns.date_order("2020")
+    assert campaigns.date_order("2021") > campaigns.date_order("December 29, 2020")
+    assert campaigns.date_order("2021-03-01") == (2021, 3, 1)
 
 
 def test_new_locations_campaign(app: Flask, release_gold: GoldSet) -> None:
@@ -114,6 +123,8 @@ def test_new_locations_campaign(app: Flask, release_gold: GoldSet) -> None:
     ({"kind": "contexts", "track": "present", "ids": [1], "values": ["2022"]},
      CampaignError, "'date' context"),
     ({"kind": "contexts", "track": "temp"}, CampaignError, "needs question ids"),
+    ({"kind": "contexts", "track": "temp", "ids": [1], "values": ["2023-02-30"]},
+     CampaignError, "YYYY or YYYY-MM-DD"),
     ({"names": ["ann"]}, CampaignError, "at least two annotators"),
     ({"names": ["ann", "carl"]}, CampaignError, r"not annotators: \['carl'\]"),
     ({"limit": 0}, CampaignError, "number of tasks"),

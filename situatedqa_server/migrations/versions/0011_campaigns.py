@@ -51,7 +51,7 @@ def upgrade():
         sa.Column('context', sa.JSON(), nullable=False),
         sa.Column('partitions', sa.JSON(), nullable=False),
         sa.Column('last_answers', sa.JSON(), nullable=False),
-        sa.Column('last_date', sa.String(length=10), nullable=True),
+        sa.Column('last_date', sa.String(length=40), nullable=True),
         sa.Column('status', sa.String(length=16), nullable=False),
         sa.Column('final_kind', sa.String(length=20), nullable=True),
         sa.Column('final_answers', sa.JSON(), nullable=True),
