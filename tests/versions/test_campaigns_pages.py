@@ -229,3 +229,45 @@ def test_campaign_flow_and_rights(app: Flask, release_gold: GoldSet) -> None:
         assert carl.get(url).status_code == 404
     with app.app_context():
         assert db.session.query(User).filter_by(username="carl").one().is_annotator is False
+
+
+def test_every_campaign_route_refuses_the_wrong_account(app: Flask) -> None:
+    """Each campaign route, every method, for a researcher, an annotator on the organizer
+    routes and the other annotator on a task: 404, and nothing changes. Anonymous visitors
+    are sent to log in (pages) or refused."""
+    root = client_of(app, "root", admin=True)
+    ann, bea, carl = (client_of(app, name) for name in ("ann", "bea", "carl"))
+    for name in ("ann", "bea"):
+        post(root, "/admin/campaigns", "/admin/annotators", username=name, grant="grant")
+    base = {"split": "test", "as_of": "2026-12-01", "annotators": "ann, bea", "limit": "2",
+            "kind": "refresh", "track": "present"}
+    assert post(root, "/admin/campaigns", "/admin/campaigns", name="c",
+                **base).status_code == 302
+    ann_annotation = annotations_of(app, "ann", 1)[0][0]
+    with app.app_context():
+        task_id = db.session.query(CampaignTask).first().id  # type: ignore[union-attr]
+    rules = [rule for rule in app.url_map.iter_rules()
+             if rule.endpoint.startswith("campaigns.")]
+    assert len(rules) >= 9
+    for rule in rules:
+        url = (rule.rule.replace("<int:campaign_id>", "1").replace("<int:task_id>", str(task_id))
+               .replace("<int:annotation_id>", str(ann_annotation)))
+        organizer_only = rule.rule.startswith("/admin/")
+        wrong = [carl, ann, bea] if organizer_only else [carl, bea]
+        if not organizer_only and "annotation_id" not in rule.arguments:
+            wrong = [carl]  # the annotator's own list: only non-annotators are refused
+        for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}):
+            for client in wrong:
+                data = {"csrf_token": csrf_token(client, "/auth/account"), "name": "x",
+                        "username": "carl", "grant": "grant", "outcome": "answer",
+                        "answers": "x", "evidence": URL, **base}
+                response = client.open(url, method=method, data=data)
+                assert response.status_code == 404, (method, url, response.status_code)
+            anonymous = app.test_client().open(url, method=method)
+            assert anonymous.status_code in (302, 400, 404), (method, url)
+    with app.app_context():
+        assert db.session.query(Campaign).count() == 1
+        assert db.session.query(Annotation).filter(
+            Annotation.submitted_at.is_not(None)).count() == 0
+        assert db.session.query(CampaignTask).filter_by(status="open").count() == 2
+        assert db.session.query(User).filter_by(username="carl").one().is_annotator is False
