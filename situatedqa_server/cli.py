@@ -512,6 +512,9 @@ def campaigns_show(campaign_id: int) -> None:
     if stats.median_seconds is not None:
         click.echo(f"time per task: median {stats.median_seconds:.0f} s, "
                    f"mean {stats.mean_seconds or 0:.0f} s")
+    for name, count, median in stats.annotators:
+        click.echo(f"{name}: {count} answered" + (
+            f", median {median:.0f} s a task" if median is not None else ""))
     for pair in stats.pairs:
         raw = "—" if pair.raw is None else f"{pair.raw:.2f}"
         kappa = "—" if pair.kappa is None else f"{pair.kappa:.2f}"

@@ -447,6 +447,8 @@ class Progress:
     median_seconds: float | None
     mean_seconds: float | None
     pairs: list[PairAgreement]
+    #: Each annotator's responses in and median seconds per task.
+    annotators: list[tuple[str, int, float | None]]
 
     @property
     def percent(self) -> int:
@@ -477,9 +479,16 @@ def progress(campaign: Campaign) -> Progress:
     tasks = campaign.tasks
     names = {u.id: u.username for u in db.session.scalars(select(User).where(User.id.in_(
         {a.annotator_id for t in tasks for a in t.annotations})))}
-    seconds = [(a.submitted_at - a.started_at).total_seconds()
-               for t in tasks for a in t.annotations
-               if a.submitted_at is not None and a.started_at is not None]
+    timed: dict[str, list[float]] = {name: [] for name in names.values()}
+    answered: dict[str, int] = dict.fromkeys(names.values(), 0)
+    for task in tasks:
+        for a in task.annotations:
+            if a.submitted_at is not None:
+                answered[names[a.annotator_id]] += 1
+                if a.started_at is not None:
+                    timed[names[a.annotator_id]].append(
+                        (a.submitted_at - a.started_at).total_seconds())
+    seconds = [value for values in timed.values() for value in values]
     rows = []
     for task in tasks:
         done = [a for a in task.annotations if a.submitted_at is not None]
@@ -496,7 +505,9 @@ def progress(campaign: Campaign) -> Progress:
         adjudicated=status.count(TaskStatus.ADJUDICATED.value),
         median_seconds=statistics.median(seconds) if seconds else None,
         mean_seconds=statistics.fmean(seconds) if seconds else None,
-        pairs=pair_agreements(rows))
+        pairs=pair_agreements(rows),
+        annotators=[(name, answered[name], statistics.median(timed[name]) if timed[name]
+                     else None) for name in sorted(timed)])
 
 
 def queue(campaign: Campaign) -> list[CampaignTask]:

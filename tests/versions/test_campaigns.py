@@ -233,6 +233,8 @@ def test_agreement_accepts_disagreement_queues_and_the_version_builds(
         # bea U1 C1 A2: p_e = (1 + 2 + 2)/16 = 5/16; kappa = (12/16 - 5/16) / (11/16).
         assert pair.kappa == pytest.approx(7 / 11)
         assert stats.median_seconds is not None and stats.median_seconds >= 0
+        assert [(name, count) for name, count, _ in stats.annotators] == [("ann", 4),
+                                                                          ("bea", 4)]
         assert [t.id for t in campaigns.queue(campaign)] == [campaign.tasks[2].id]
         # The organizer adjudicates the disagreement; twice is refused.
         decision = campaigns.validate("answer", ["Adjudicated Answer"], URL, "2025")

@@ -171,6 +171,7 @@ def test_campaign_flow_and_rights(app: Flask, release_gold: GoldSet) -> None:
     show = root.get("/admin/campaigns/1").get_data(as_text=True)
     assert "20/20 answers" in show and "Time per task: median" in show
     assert "ann × bea" in show and "<progress" in show
+    assert "Time per task by annotator" in show
     # Refresh: tasks 0,3,6,9 unchanged (agree), 1,4,7 changed (agree), 2,5,8 disagree.
     assert re.search(r"7 accepted \(the annotators agree\), 3 waiting", show)
     # Annotators cannot adjudicate, or see the organizer's pages of a campaign.
