@@ -44,7 +44,7 @@ from ..models import (
     User,
     utcnow,
 )
-from . import audit, gold_store, versions
+from . import audit, gold_store, jobs, versions
 from .errors import ServiceError
 
 MAX_TASKS = 2000
@@ -357,7 +357,13 @@ def validate(kind: str, answers: Iterable[str], evidence_url: str | None,
 def submit(annotation: Annotation, response: Answer) -> CampaignTask:
     """Store an annotator's response once (409 the second time) and resolve the task when
     both are in. The write is conditional, so two concurrent submissions store one."""
+    # The task's row is locked first (PostgreSQL: FOR UPDATE; SQLite: the write lock from
+    # the transaction's start), so the two annotators' last submissions cannot both miss
+    # the other's and leave the task open.
+    jobs.write_transaction()
     now = utcnow()
+    db.session.execute(select(CampaignTask.id).where(CampaignTask.id == annotation.task_id)
+                       .with_for_update())
     written = db.session.execute(
         update(Annotation).where(Annotation.id == annotation.id,
                                  Annotation.submitted_at.is_(None))
@@ -398,8 +404,11 @@ def _resolve(task: CampaignTask) -> None:
 
 
 def adjudicate(task: CampaignTask, response: Answer, actor: User) -> None:
-    """An organizer's decision on a disagreeing task; commits."""
+    """An organizer's decision on a disagreeing task (once: the row is locked); commits."""
+    jobs.write_transaction()
+    db.session.refresh(task, with_for_update=True)
     if task.status != TaskStatus.ADJUDICATION.value:
+        db.session.rollback()
         raise AlreadyAnswered("this task is not waiting for adjudication")
     task.status = TaskStatus.ADJUDICATED.value
     task.final_kind = response.kind

@@ -288,3 +288,38 @@ def test_new_contexts_build_adds_unreleased_test_examples(app: Flask,
             assert test.examples[test.index[task.key]].answers == ("Some City",)
         mask = gold_store.unreleased_of(version, "temp", "test")
         assert mask is not None and int(mask.sum()) == 2
+
+
+def test_both_last_responses_at_once_resolve_the_task(app: Flask) -> None:
+    """The two annotators submit at the same moment: the task is still resolved once."""
+    import threading
+
+    with app.app_context():
+        people("ann", "bea")
+        campaign = refresh(3)
+        pairs = [(a.id, b.id) for a, b in (slots(t) for t in campaign.tasks)]
+        campaign_id = campaign.id
+    failures: list[BaseException] = []
+
+    def submit(annotation_id: int, barrier: threading.Barrier) -> None:
+        try:
+            with app.app_context():
+                annotation = db.session.get(Annotation, annotation_id)
+                assert annotation is not None
+                response = campaigns.validate("answer", ["Same"], URL, None)
+                barrier.wait(timeout=10)
+                campaigns.submit(annotation, response)
+        except BaseException as exc:  # noqa: BLE001  (reported below)
+            failures.append(exc)
+
+    for first, second in pairs:
+        barrier = threading.Barrier(2)
+        threads = [threading.Thread(target=submit, args=(i, barrier)) for i in (first, second)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+    assert failures == []
+    with app.app_context():
+        campaign = db.session.get(Campaign, campaign_id)  # type: ignore[assignment]
+        assert [t.status for t in campaign.tasks] == ["accepted"] * 3
