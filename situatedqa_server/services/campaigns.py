@@ -581,6 +581,7 @@ def credit(campaign: Campaign) -> str:
     ids = {a.annotator_id for t in campaign.tasks for a in t.annotations
            if a.submitted_at is not None}
     judges = {t.adjudicator_id for t in campaign.tasks if t.adjudicator_id is not None}
+
     def named(found: set[int]) -> str:
         return ", ".join(sorted(db.session.scalars(
             select(User.username).where(User.id.in_(found))))) or "nobody"
