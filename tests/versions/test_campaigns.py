@@ -323,3 +323,30 @@ def test_both_last_responses_at_once_resolve_the_task(app: Flask) -> None:
     with app.app_context():
         campaign = db.session.get(Campaign, campaign_id)  # type: ignore[assignment]
         assert [t.status for t in campaign.tasks] == ["accepted"] * 3
+
+
+def test_pair_agreements_group_each_pair_in_either_order() -> None:
+    """Three annotators: each pair's raw agreement and kappa, by hand."""
+    from benchmark.agreement import Response as R
+
+    same, other = R("answer", ("Old",)), R("answer", ("New",))
+    amb = R("ambiguous")
+    rows = [
+        # ann × bea, given in both orders (the first name is always the first rater):
+        ("ann", "bea", same, same, ["Old"]),
+        ("bea", "ann", other, same, ["Old"]),   # ann same (U), bea other (C)
+        ("ann", "bea", other, other, ["Old"]),
+        ("bea", "ann", amb, other, ["Old"]),    # ann other (C), bea ambiguous (A)
+        # bea × cid: one task, both changed.
+        ("cid", "bea", other, other, ["Old"]),
+    ]
+    found = {(p.first, p.second): p for p in campaigns.pair_agreements(rows)}
+    assert set(found) == {("ann", "bea"), ("bea", "cid")}
+    ab = found[("ann", "bea")]
+    # ann: U, U, C, C; bea: U, C, C, A. Raw: tasks 1 and 3 agree -> 0.5.
+    # p_o = 2/4; marginals ann U2 C2, bea U1 C2 A1: p_e = (2*1 + 2*2)/16 = 6/16.
+    # kappa = (8/16 - 6/16) / (10/16) = 0.2.
+    assert (ab.tasks, ab.raw) == (4, 0.5)
+    assert ab.kappa == pytest.approx(0.2)
+    bc = found[("bea", "cid")]
+    assert (bc.tasks, bc.raw, bc.kappa) == (1, 1.0, None)  # p_e = 1: undefined
