@@ -104,7 +104,18 @@ def _init_extensions(app: Flask) -> None:
 
 def _register_blueprints(app: Flask) -> None:
     """Attach every surface of the server and the organizer commands."""
-    from . import admin, api, auth, cli, data, leaderboards, metrics, submissions, versions
+    from . import (
+        admin,
+        api,
+        auth,
+        campaigns,
+        cli,
+        data,
+        leaderboards,
+        metrics,
+        submissions,
+        versions,
+    )
     from .converters import IdConverter
     from .extensions import csrf
 
@@ -117,6 +128,7 @@ def _register_blueprints(app: Flask) -> None:
     app.register_blueprint(metrics.bp)
     app.register_blueprint(admin.bp)
     app.register_blueprint(versions.bp)
+    app.register_blueprint(campaigns.bp)
     # The API authenticates with bearer tokens, never cookies, so it needs no CSRF token.
     csrf.exempt(api.bp)
     app.register_blueprint(api.bp)

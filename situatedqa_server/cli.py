@@ -28,7 +28,7 @@ from .models import (
     Submission,
     User,
 )
-from .services import accounts, gold_store, jobs, versions, visibility
+from .services import accounts, campaigns, gold_store, jobs, versions, visibility
 from .services import baselines as baseline_service
 from .services.errors import ServiceError
 
@@ -53,6 +53,7 @@ submissions_cli = CommandGroup("submissions", help="List, hide, unhide and resco
 reported_cli = CommandGroup("reported", help="Numbers reported in the paper.")
 baselines_cli = CommandGroup("baselines", help="Baseline entries and the paper's numbers.")
 jobs_cli = CommandGroup("jobs", help="Job workers and the long jobs they run.")
+campaigns_cli = CommandGroup("campaigns", help="Annotation campaigns: start, follow, build.")
 
 
 def _release_dir(explicit: Path | None) -> Path:
@@ -205,7 +206,17 @@ def users_list() -> None:
     """Every user with team and role."""
     for user in db.session.scalars(select(User).order_by(User.id)):
         role = "organizer" if user.is_admin else "participant"
+        role += ", annotator" if user.is_annotator else ""
         click.echo(f"{user.id:>5}  {user.username:<20} {user.team.name:<20} {role}")
+
+
+@users_cli.command("annotator")
+@click.argument("name")
+@click.option("--revoke", is_flag=True, help="Take the annotator role away.")
+def users_annotator(name: str, revoke: bool) -> None:
+    """Give a user the annotator role (campaign tasks), or take it away."""
+    campaigns.set_annotator(_user(name), not revoke, None)
+    click.echo(f"{name} is {'no longer ' if revoke else ''}an annotator")
 
 
 @tokens_cli.command("create")
@@ -434,6 +445,105 @@ def jobs_sweep() -> None:
     click.echo(f"{jobs.sweep(tasks.dispatch)} job step(s) dispatched")
 
 
+def _campaign(campaign_id: int) -> Any:
+    return campaigns.campaign_by_id(campaign_id)
+
+
+def _split_list(values: tuple[str, ...]) -> list[str]:
+    return [v.strip() for value in values for v in value.split(",") if v.strip()]
+
+
+@campaigns_cli.command("create")
+@click.argument("name")
+@click.option("--kind", type=click.Choice(["refresh", "contexts", "locations"]),
+              default="refresh", show_default=True, help="What to annotate.")
+@click.option("--track", default="present", show_default=True, help="Track to annotate.")
+@click.option("--split", default="test", show_default=True, type=click.Choice(SPLITS))
+@click.option("--as-of", "as_of", required=True, type=click.DateTime(["%Y-%m-%d"]),
+              help="The date the questions are asked as of (YYYY-MM-DD).")
+@click.option("--annotators", "names", multiple=True, required=True,
+              help="Annotator user names (comma-separated or repeated; at least two).")
+@click.option("--limit", default=100, show_default=True, help="At most this many tasks.")
+@click.option("--ids", multiple=True, help="Question ids (contexts, locations).")
+@click.option("--values", multiple=True,
+              help="New dates (contexts: YYYY or YYYY-MM-DD) or locations.")
+@click.option("--years", help="contexts: a range of years, e.g. 2022-2026.")
+@click.option("--note", default="", help="The changelog note of the version it builds.")
+def campaigns_create(name: str, kind: str, track: str, split: str, as_of: Any,
+                     names: tuple[str, ...], limit: int, ids: tuple[str, ...],
+                     values: tuple[str, ...], years: str | None, note: str) -> None:
+    """Start a campaign: its tasks, two annotators each."""
+    chosen = _split_list(values)
+    if years:
+        first, _, last = years.partition("-")
+        if not (first.isdigit() and last.isdigit()):
+            raise click.ClickException("--years must be FIRST-LAST, e.g. 2022-2026")
+        chosen += [str(y) for y in range(int(first), int(last) + 1)]
+    try:
+        numbers = [int(i) for i in _split_list(ids)]
+    except ValueError:
+        raise click.ClickException("--ids must be integers") from None
+    campaign = campaigns.create_campaign(name, kind, track, split, as_of.date(),
+                                         _split_list(names), None, limit=limit, ids=numbers,
+                                         values=chosen, note=note)
+    click.echo(f"started campaign {campaign.name!r} (id {campaign.id}): "
+               f"{len(campaign.tasks)} tasks")
+
+
+@campaigns_cli.command("list")
+def campaigns_list() -> None:
+    """Every campaign with its progress."""
+    for campaign in campaigns.all_campaigns():
+        stats = campaigns.progress(campaign)
+        click.echo(f"{campaign.id:>4}  {campaign.name:<24} {campaign.kind:<9} "
+                   f"{campaign.track}/{campaign.split}  {stats.responses}/{stats.slots} "
+                   f"answers, {stats.waiting} to adjudicate")
+
+
+@campaigns_cli.command("show")
+@click.argument("campaign_id", type=int)
+def campaigns_show(campaign_id: int) -> None:
+    """Progress, time per task and agreement per annotator pair."""
+    campaign = _campaign(campaign_id)
+    stats = campaigns.progress(campaign)
+    click.echo(f"{campaign.name}: {stats.responses}/{stats.slots} answers ({stats.percent}%), "
+               f"{stats.accepted} accepted, {stats.waiting} to adjudicate, "
+               f"{stats.adjudicated} adjudicated")
+    if stats.median_seconds is not None:
+        click.echo(f"time per task: median {stats.median_seconds:.0f} s, "
+                   f"mean {stats.mean_seconds or 0:.0f} s")
+    for name, count, median in stats.annotators:
+        click.echo(f"{name}: {count} answered" + (
+            f", median {median:.0f} s a task" if median is not None else ""))
+    for pair in stats.pairs:
+        raw = "—" if pair.raw is None else f"{pair.raw:.2f}"
+        kappa = "—" if pair.kappa is None else f"{pair.kappa:.2f}"
+        click.echo(f"{pair.first} × {pair.second}: {pair.tasks} tasks, raw agreement {raw}, "
+                   f"Cohen's kappa {kappa}")
+
+
+@campaigns_cli.command("export")
+@click.argument("campaign_id", type=int)
+def campaigns_export(campaign_id: int) -> None:
+    """The campaign's update file so far (for `gold build --from-update`)."""
+    click.echo(campaigns.update_text(_campaign(campaign_id)), nl=False)
+
+
+@campaigns_cli.command("build")
+@click.argument("campaign_id", type=int)
+@click.option("--name", required=True, help="Name of the new gold version.")
+@click.option("--as-of", "as_of", type=click.DateTime(["%Y-%m-%d"]),
+              help="As-of date (default: the campaign's).")
+@click.option("--note", default="", help="Changelog note (default: the campaign's).")
+def campaigns_build(campaign_id: int, name: str, as_of: Any, note: str) -> None:
+    """Build a gold version from the accepted and adjudicated tasks (not activated)."""
+    version = campaigns.build(_campaign(campaign_id), name, as_of.date() if as_of else None,
+                              note, None)
+    _echo_changes(versions.stored_changes(version))
+    click.echo(f"built gold version {version.name!r} (id {version.id}); "
+               f"activate it with `gold activate {version.name!r}`")
+
+
 @click.command("setup")
 @with_appcontext
 @click.option("--from", "source", type=click.Path(file_okay=False, path_type=Path),
@@ -452,6 +562,6 @@ def setup(source: Path | None) -> None:
 def init_app(app: Flask) -> None:
     """Register the command groups on the app."""
     for group in (gold_cli, users_cli, tokens_cli, submissions_cli, reported_cli,
-                  baselines_cli, jobs_cli):
+                  baselines_cli, jobs_cli, campaigns_cli):
         app.cli.add_command(group)
     app.cli.add_command(setup)

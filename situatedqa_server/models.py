@@ -69,6 +69,8 @@ class User(Base):
     password_hash: Mapped[str] = mapped_column(String(200))
     team_id: Mapped[int] = mapped_column(ForeignKey("team.id"), index=True)
     is_admin: Mapped[bool] = mapped_column(Boolean, default=False)
+    #: An organizer gave the account the annotator role: it answers campaign tasks.
+    is_annotator: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     session_generation: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     team: Mapped[Team] = relationship(back_populates="members")
@@ -408,3 +410,92 @@ class BoardStamp(Base):
     track: Mapped[str] = mapped_column(String(16), primary_key=True)
     split: Mapped[str] = mapped_column(String(8), primary_key=True)
     generation: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+
+
+class CampaignKind(enum.StrEnum):
+    """What a campaign annotates: today's answers, new dates, or new locations."""
+
+    REFRESH = "refresh"
+    CONTEXTS = "contexts"
+    LOCATIONS = "locations"
+
+
+class TaskStatus(enum.StrEnum):
+    """Where a task is: waiting for answers, accepted, adjudication, or adjudicated."""
+
+    OPEN = "open"
+    ACCEPTED = "accepted"
+    ADJUDICATION = "adjudication"
+    ADJUDICATED = "adjudicated"
+
+
+class Campaign(Base):
+    """An annotation campaign an organizer started: its tasks become a gold version."""
+
+    __tablename__ = "campaign"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(80), unique=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    track: Mapped[str] = mapped_column(String(16))
+    split: Mapped[str] = mapped_column(String(8))
+    #: The date the questions are asked as of (refresh: "what is the answer as of DATE?").
+    as_of: Mapped[date] = mapped_column(Date)
+    note: Mapped[str] = mapped_column(Text, default="")
+    #: The gold version the campaign's tasks were built from, the version's parent.
+    parent_version_id: Mapped[int] = mapped_column(ForeignKey("gold_version.id"))
+    created_by_id: Mapped[int | None] = mapped_column(ForeignKey("user_account.id"))
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    #: The gold version built from the campaign (None until one is).
+    gold_version_id: Mapped[int | None] = mapped_column(ForeignKey("gold_version.id"))
+    tasks: Mapped[list[CampaignTask]] = relationship(back_populates="campaign",
+                                                     order_by="CampaignTask.id")
+
+
+class CampaignTask(Base):
+    """One question in one context, answered blind by two annotators."""
+
+    __tablename__ = "campaign_task"
+    __table_args__ = (UniqueConstraint("campaign_id", "key"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaign.id"), index=True)
+    #: The example's key: an existing one (refresh) or the new one's (contexts, locations).
+    key: Mapped[str] = mapped_column(String(200))
+    nq_id: Mapped[int] = mapped_column(BigInteger)
+    question: Mapped[str] = mapped_column(Text)
+    context: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    partitions: Mapped[list[str]] = mapped_column(JSON, default=list)
+    #: The last known answers and the date they are known as of (None: unknown).
+    last_answers: Mapped[list[str]] = mapped_column(JSON, default=list)
+    last_date: Mapped[str | None] = mapped_column(String(40))
+    status: Mapped[str] = mapped_column(String(16), default=TaskStatus.OPEN.value, index=True)
+    #: The accepted (or adjudicated) response: kind, answers, evidence and date in effect.
+    final_kind: Mapped[str | None] = mapped_column(String(20))
+    final_answers: Mapped[list[str] | None] = mapped_column(JSON)
+    final_evidence: Mapped[str | None] = mapped_column(String(500))
+    final_date: Mapped[str | None] = mapped_column(String(10))
+    adjudicator_id: Mapped[int | None] = mapped_column(ForeignKey("user_account.id"))
+    campaign: Mapped[Campaign] = relationship(back_populates="tasks")
+    annotations: Mapped[list[Annotation]] = relationship(back_populates="task",
+                                                         order_by="Annotation.slot")
+
+
+class Annotation(Base):
+    """One annotator's blind response to a task (empty until submitted)."""
+
+    __tablename__ = "annotation"
+    __table_args__ = (UniqueConstraint("task_id", "slot"),
+                      UniqueConstraint("task_id", "annotator_id"))
+    id: Mapped[int] = mapped_column(primary_key=True)
+    task_id: Mapped[int] = mapped_column(ForeignKey("campaign_task.id"), index=True)
+    slot: Mapped[int] = mapped_column(Integer)
+    annotator_id: Mapped[int] = mapped_column(ForeignKey("user_account.id"), index=True)
+    kind: Mapped[str | None] = mapped_column(String(20))
+    answers: Mapped[list[str]] = mapped_column(JSON, default=list)
+    evidence_url: Mapped[str | None] = mapped_column(String(500))
+    #: The date the answer took effect, when the annotator knows it (YYYY or YYYY-MM-DD).
+    effective_date: Mapped[str | None] = mapped_column(String(10))
+    #: When the annotator first opened the task, and when they submitted it.
+    started_at: Mapped[datetime | None] = mapped_column(DateTime)
+    submitted_at: Mapped[datetime | None] = mapped_column(DateTime)
+    task: Mapped[CampaignTask] = relationship(back_populates="annotations")
+    annotator: Mapped[User] = relationship()

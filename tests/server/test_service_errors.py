@@ -27,6 +27,11 @@ EXPECTED: dict[str, tuple[int, str]] = {
     "accounts.TokenError": (401, "bad_request"),  # its instances carry their own code
     "baselines.BaselineError": (400, "invalid_baseline"),
     "blobs.MissingFile": (503, "file_unavailable"),
+    "campaigns.AlreadyAnswered": (409, "already_answered"),
+    "campaigns.AnnotationError": (400, "invalid_annotation"),
+    "campaigns.CampaignError": (400, "invalid_campaign"),
+    "campaigns.TaskNotFound": (404, "not_found"),
+    "campaigns.UnknownTrack": (400, "unknown_track"),
     "diagnostics.NotComparable": (400, "not_comparable"),
     "duplicates.DuplicateSubmission": (409, "duplicate_submission"),
     "evaluation.FileTooLarge": (413, "file_too_large"),
