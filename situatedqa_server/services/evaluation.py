@@ -304,10 +304,6 @@ def score_columns(result: ScoreResult) -> dict[str, Any]:
     ci = {name: _interval(interval) for name, interval in result.ci.items()}
     counts = dict(result.counts)
     horizon = _with_horizon(metrics, ci, counts, result.horizon)
-    if horizon is None and result.error_classes is not None and TRACK_INFO[
-            result.track].horizon_metrics:
-        # Pending (the horizon follows the response): the column is there, still empty.
-        metrics[HORIZON], ci[HORIZON], counts[HORIZON] = None, None, 0
     classes = (None if result.error_classes is None
                else np.asarray(result.error_classes, dtype=np.uint8).tobytes())
     return {"track": result.track, "split": result.split, "n": result.n, "metrics": metrics,

@@ -42,7 +42,12 @@ def board_payload(board: Board, groups: dict[int, str],
                   gold_version: str | None = None) -> dict[str, Any]:
     """A leaderboard page as a JSON document: every column, CI and rank group."""
     q = board.query
-    entries = [{**entry, "rank_group": groups.get(entry["id"]) if entry["id"] else None}
+    # A submission's entry has every column (null where its row lacks one: a row whose
+    # horizon follows its upload's response, or one stored before a column existed).
+    entries = [{**entry, "rank_group": groups.get(entry["id"]) if entry["id"] else None,
+                **({"metrics": {c: entry["metrics"].get(c) for c in board.columns},
+                    "ci": {c: entry["ci"].get(c) for c in board.columns}}
+                   if entry["id"] else {})}
                for entry in board.entries]
     return {"track": q.track, "split": q.split, "title": TRACK_INFO[q.track].title,
             "gold_version": gold_version, "primary_metric": board.primary,
