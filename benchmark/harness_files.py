@@ -194,8 +194,8 @@ def read_harness_file(
     kind = detect(data)
     if kind is None:
         return None
-    if kind != INSPECT_EVAL:  # an archive's members are bounded as they are read
-        check_harness_bounds(data, gold, filename, lines=kind == LM_EVAL_SAMPLES)
+    if kind == INSPECT_JSON:  # lm-eval lines and archive members are bounded one by one
+        check_document_bounds(data, gold, filename)
     problems = _Collector(filename, max_problems)
     if kind == "lm-eval-results":
         raise ValidationError([Problem(filename, (
@@ -213,7 +213,7 @@ def read_harness_file(
         result = _inspect(INSPECT_JSON, document, [(None, s) for s in samples], gold, problems)
     else:
         result = _fast_lm_eval(data, gold, harness_filter) or _lm_eval(
-            _samples_records(data, filename, problems), gold, problems, harness_filter)
+            _samples_records(data, gold, filename, problems), gold, problems, harness_filter)
     if result is not None and not allow_partial:
         _check_coverage(result, gold, problems)
     problems.raise_if_any(tuple(result.answers) if result else ())
@@ -222,27 +222,39 @@ def read_harness_file(
     return result
 
 
-def check_harness_bounds(data: bytes, gold: GoldSplit, filename: str, *,
-                         lines: bool) -> None:
-    """ValidationError, before any JSON is decoded, for a harness text file past the bounds
-    of limits.py: more JSON punctuation or nesting than a run of the split's examples can
-    hold, or (`lines`: an lm-eval samples file, one line per example and filter) more
-    lines."""
-    records = limits.max_harness_records(len(gold))
-    if lines and data.count(b"\n") > records:
-        raise ValidationError([Problem(filename, (
-            f"more than {records:,} lines: a harness file for {gold.track}/{gold.split} "
-            f"holds one per example and filter (at most {limits.MAX_HARNESS_FILTERS} filters); "
-            "it was not read"))])
-    punctuation = records * limits.MAX_PUNCTUATION_PER_HARNESS_RECORD
-    if data.count(b",") + data.count(b":") > punctuation:
-        raise ValidationError([Problem(filename, (
-            f"more JSON values than {records:,} harness records could hold; it was not "
-            "read"))])
-    if limits.json_depth_exceeds(data, limits.MAX_HARNESS_JSON_DEPTH):
-        raise ValidationError([Problem(filename, (
-            f"JSON nested deeper than {limits.MAX_HARNESS_JSON_DEPTH} levels; it was not "
-            "read"))])
+def check_document_bounds(data: bytes, gold: GoldSplit, filename: str) -> None:
+    """ValidationError, before any JSON is decoded, for an Inspect JSON log (one document
+    for the whole run) with more JSON values than a run of the split's examples can hold.
+    Nesting needs no pass of its own: the decoders raise RecursionError past about 1,000
+    levels, which the readers turn into a problem, and nothing here recurses below that."""
+    cap = limits.max_harness_records(len(gold)) * limits.MAX_PUNCTUATION_PER_HARNESS_RECORD
+    if _values_exceed(data, cap):
+        raise ValidationError([Problem(filename, _too_many_values(cap))])
+
+
+def _values_exceed(text: str | bytes, cap: int) -> bool:
+    """More than `cap` JSON values: every value but a container's first follows a `,` and
+    every field a `:`. A text of at most 2 * cap characters cannot hold more, so a real
+    line (about 3 KB) costs no count at all."""
+    if len(text) <= 2 * cap:
+        return False
+    if isinstance(text, str):
+        return text.count(",") + text.count(":") > cap
+    return text.count(b",") + text.count(b":") > cap
+
+
+def _too_many_values(cap: int) -> str:
+    return f"holds more than {cap:,} JSON values; it was not read"
+
+
+def _too_deep() -> str:
+    return f"JSON nested deeper than {limits.MAX_HARNESS_JSON_DEPTH} levels; it was not read"
+
+
+def _too_many_lines(gold: GoldSplit) -> str:
+    return (f"more than {limits.max_harness_records(len(gold)):,} lines: a harness file for "
+            f"{gold.track}/{gold.split} holds one per example and filter (at most "
+            f"{limits.MAX_HARNESS_FILTERS} filters); it was not read")
 
 
 def parse_file(
@@ -284,11 +296,16 @@ def covered_gold(read: HarnessPredictions, gold: GoldSplit) -> GoldSplit:
 # --- lm-eval samples -------------------------------------------------------------------------
 
 
-def _samples_records(data: bytes, filename: str,
+def _samples_records(data: bytes, gold: GoldSplit, filename: str,
                      problems: _Collector) -> Iterator[tuple[int | None, Any]]:
+    """Every record of a samples file, decoded, or a problem naming its line: one past the
+    bounds of limits.py (values, nesting) is not decoded."""
     text = universal_newlines(decode_text(data, filename))
     stripped = text.lstrip()
     if stripped.startswith("["):  # older lm-eval: one JSON list
+        check_document_bounds(data, gold, filename)
+        if limits.json_depth_exceeds(data, limits.MAX_HARNESS_JSON_DEPTH):
+            raise ValidationError([Problem(filename, _too_deep())])
         try:
             document = json.loads(text)
         except (ValueError, RecursionError) as exc:
@@ -297,8 +314,18 @@ def _samples_records(data: bytes, filename: str,
             raise ValidationError([Problem(filename, "expected a list of samples")])
         yield from ((None, record) for record in document)
         return
-    for number, line in enumerate(text.split("\n"), start=1):
+    lines = text.split("\n")
+    if len(lines) > limits.max_harness_records(len(gold)) + 1:
+        raise ValidationError([Problem(filename, _too_many_lines(gold))])
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
+            continue
+        cap = limits.MAX_PUNCTUATION_PER_HARNESS_RECORD
+        if _values_exceed(line, cap):
+            problems.add(_too_many_values(cap), number)
+            continue
+        if limits.json_depth_exceeds(line.encode(), limits.MAX_HARNESS_JSON_DEPTH):
+            problems.add(_too_deep(), number)  # the exact reader recurses into documents
             continue
         try:
             yield number, json.loads(line)
@@ -326,16 +353,21 @@ def _fast_lm_eval(data: bytes, gold: GoldSplit,
     file's bytes); None at the first thing the exact reader (_lm_eval) must look at, which
     then names every problem. Gives what _lm_eval gives for the files it accepts."""
     if (b"\r" in data or b"\x00" in data or data.startswith(b"\xef\xbb\xbf")
-            or data.lstrip()[:1] != b"{" or _MAY_HOLD_BAD_TEXT.search(data)):
+            or data[:_SNIFF].lstrip()[:1] != b"{" or _MAY_HOLD_BAD_TEXT.search(data)):
         return None
     info = TRACK_INFO[gold.track]
     expected, fields = task_name(gold.track), info.context_fields
     read = _Read()
     chosen: str | None = harness_filter
+    lines = data.split(b"\n")
+    if len(lines) > limits.max_harness_records(len(gold)) + 1:
+        return None
     try:
-        for number, line in enumerate(data.split(b"\n"), start=1):
-            if not line.strip():
+        for number, line in enumerate(lines, start=1):
+            if not line or line.isspace():
                 continue
+            if _values_exceed(line, limits.MAX_PUNCTUATION_PER_HARNESS_RECORD):
+                return None
             sample = _SAMPLE.decode(line)
             if chosen is None:
                 chosen = sample.filter
@@ -373,7 +405,7 @@ def _fast_lm_eval(data: bytes, gold: GoldSplit,
                 ("target", sample.target_hash)) if isinstance(value, str)}
             if not read.markers:
                 read.markers = {name: doc.get(name) for name in (TASK_FIELD, *MARKER_FIELDS)}
-    except (msgspec.DecodeError, UnicodeDecodeError):
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         return None
     if not read.answers or not isinstance(chosen, str):
         return None
@@ -577,6 +609,9 @@ def _eval_archive(data: bytes, filename: str,
             return _DOC.decode(raw)
         except msgspec.DecodeError:
             pass
+        except RecursionError:  # msgspec's own limit, about 1,000 levels
+            raise ValidationError([Problem(f"{filename}/{info.filename}", _too_deep())]) \
+                from None
         try:  # not valid JSON: the standard library's reader names the problem
             return json.loads(raw.decode("utf-8"))
         except (ValueError, RecursionError) as exc:

@@ -52,7 +52,9 @@ MAX_HARNESS_FILTERS = 8
 #: prompt, the responses and one item per metric (the project's tasks write about 200).
 MAX_PUNCTUATION_PER_HARNESS_RECORD = 4096
 
-#: Deepest nesting of a harness file (an Inspect log nests its events about ten deep).
+#: Deepest nesting of a samples line that the exact reader decodes (it recurses into the
+#: document to check its hash; an Inspect log nests its events about ten deep). The one-pass
+#: reader needs no such count: msgspec refuses past about 1,000 levels by itself.
 MAX_HARNESS_JSON_DEPTH = 64
 
 #: Deepest nesting of a JSON request body (the API's bodies are flat objects). Python's

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import random
 import zipfile
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -105,3 +106,22 @@ def tiny_model(folder: Any, words: Sequence[str] = ()) -> Any:
                         bos_token_id=1, eos_token_id=1, pad_token_id=1)
     GPT2LMHeadModel(config).save_pretrained(folder)
     return folder
+
+
+def generated(gold: Any, seed: int) -> list[dict[str, str]]:
+    """Predictions mixing gold answers, other contexts' answers, noise and empty strings."""
+    rng = random.Random(seed)
+    rows = []
+    for example in gold.examples:
+        choice = rng.random()
+        if choice < 0.3:
+            answer = rng.choice(example.answers)
+        elif choice < 0.5:
+            answer = rng.choice(example.any_answers).upper() + "."
+        elif choice < 0.6:
+            answer = ""
+        else:
+            answer = f"the {rng.randrange(10_000)}"
+        rows.append({"key": example.key, "prediction": answer})
+    rng.shuffle(rows)
+    return rows

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from harness_helpers import generated
 
 from benchmark import GoldSet
 from benchmark.cli import main as benchmark_cli
@@ -31,25 +30,6 @@ for path in sys.argv[3:]:
         {"key": r["key"], "track": "temp", "split": sys.argv[2]} for r in rows]))
 print(json.dumps(out))
 """
-
-
-def generated(gold: Any, seed: int) -> list[dict[str, str]]:
-    """Predictions mixing gold answers, other contexts' answers, noise and empty strings."""
-    rng = random.Random(seed)
-    rows = []
-    for example in gold.examples:
-        choice = rng.random()
-        if choice < 0.3:
-            answer = rng.choice(example.answers)
-        elif choice < 0.5:
-            answer = rng.choice(example.any_answers).upper() + "."
-        elif choice < 0.6:
-            answer = ""
-        else:
-            answer = f"the {rng.randrange(10_000)}"
-        rows.append({"key": example.key, "prediction": answer})
-    rng.shuffle(rows)
-    return rows
 
 
 def test_evaluate_metric_agrees_with_the_cli_on_20_files(tmp_path: Path,

@@ -195,7 +195,7 @@ def test_one_pass_reader_agrees_with_the_exact_reader(filters: tuple[str, ...]) 
     gold, predictions = tiny()
     data = samples_file(gold, predictions, filters=filters)
     problems = _Collector("s.jsonl", 20)
-    exact = _lm_eval(_samples_records(data, "s.jsonl", problems), gold, problems, "strict"
+    exact = _lm_eval(_samples_records(data, gold, "s.jsonl", problems), gold, problems, "strict"
                      if len(filters) > 1 else None)
     fast = _fast_lm_eval(data, gold, "strict" if len(filters) > 1 else None)
     assert fast is not None and exact is not None and not problems.problems
