@@ -35,7 +35,6 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.config.update(settings)
     if test_config is not None:
         app.config.update(test_config)
-    Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     _derive_config(app)
     _init_extensions(app)
     _register_blueprints(app)
@@ -46,6 +45,12 @@ def _derive_config(app: Flask) -> None:
     """Fill in defaults that depend on the instance folder, and fixed security settings."""
     config = app.config
     instance = Path(app.instance_path)
+    # Made only when something is written there at once (the default SQLite file, the key,
+    # the embedded broker), so that an app configured with all three (every test's) leaves
+    # no folder in the checkout; the plot cache makes its own folders when it writes.
+    if not (config["SQLALCHEMY_DATABASE_URI"] and config["SECRET_KEY"]
+            and (config["BROKER_URL"] or config["JOBS_EAGER"])):
+        instance.mkdir(parents=True, exist_ok=True)
     config["SQLALCHEMY_DATABASE_URI"] = (
         config["SQLALCHEMY_DATABASE_URI"] or f"sqlite:///{instance / 'situatedqa.db'}")
     config["CACHE_DIR"] = config["CACHE_DIR"] or str(instance / "cache")

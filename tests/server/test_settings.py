@@ -33,3 +33,17 @@ def test_settings_are_read_from_the_environment() -> None:
     assert config["SESSION_COOKIE_SECURE"] is False
     with pytest.raises(ValueError, match="SITUATEDQA_TEST_TOTAL_QUOTA"):
         settings_from_env({"SITUATEDQA_TEST_TOTAL_QUOTA": "many"})
+
+
+def test_an_app_makes_its_instance_folder_only_when_it_keeps_something_there(
+        tmp_path: Path) -> None:
+    from situatedqa_server import create_app
+
+    configured = tmp_path / "configured"
+    create_app({"INSTANCE_DIR": str(configured), "SECRET_KEY": "k", "JOBS_EAGER": True,
+                "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'db.sqlite'}"})
+    assert not configured.exists()
+    defaults = tmp_path / "defaults"
+    app = create_app({"INSTANCE_DIR": str(defaults)})
+    assert defaults.is_dir() and (defaults / "secret_key").is_file()
+    assert app.config["SQLALCHEMY_DATABASE_URI"] == f"sqlite:///{defaults / 'situatedqa.db'}"

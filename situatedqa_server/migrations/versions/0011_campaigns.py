@@ -19,9 +19,10 @@ depends_on = None
 
 
 def upgrade():
-    with op.batch_alter_table('user_account') as batch:
-        batch.add_column(sa.Column('is_annotator', sa.Boolean(), nullable=False,
-                                   server_default=sa.false()))
+    # A plain ADD COLUMN, not a batch: on SQLite a batch recreates user_account, and
+    # dropping the old table fails on a deployment whose rows other tables reference.
+    op.add_column('user_account', sa.Column('is_annotator', sa.Boolean(), nullable=False,
+                                            server_default=sa.false()))
     op.create_table(
         'campaign',
         sa.Column('id', sa.Integer(), nullable=False),
@@ -95,5 +96,7 @@ def downgrade():
     op.drop_index('ix_campaign_task_campaign_id', table_name='campaign_task')
     op.drop_table('campaign_task')
     op.drop_table('campaign')
-    with op.batch_alter_table('user_account') as batch:
-        batch.drop_column('is_annotator')
+    if op.get_bind().dialect.name == 'sqlite':  # SQLite 3.35+ drops a column in place
+        op.execute('ALTER TABLE user_account DROP COLUMN is_annotator')
+    else:
+        op.drop_column('user_account', 'is_annotator')
