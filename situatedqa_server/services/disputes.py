@@ -21,6 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from benchmark import HIDDEN_SPLIT, SPLITS, TRACK_INFO, Example
+from benchmark.versions import UpdateError
 
 from ..extensions import db
 from ..models import Dispute, DisputeStatus, GoldVersion, User, utcnow
@@ -170,6 +171,11 @@ def mine(user: User) -> list[Dispute]:
                                    .order_by(Dispute.id.desc())))
 
 
+def all_disputes() -> list[Dispute]:
+    """Every dispute, oldest first (organizers)."""
+    return list(db.session.scalars(select(Dispute).order_by(Dispute.id)))
+
+
 def dispute_by_id(dispute_id: int) -> Dispute:
     """A dispute (organizers), else 404."""
     dispute = db.session.get(Dispute, dispute_id)
@@ -291,9 +297,13 @@ def build(name: str, as_of: date | None, note: str, actor: User | None) -> GoldV
         raise DisputeError("no accepted dispute waits for a gold version")
     parent = gold_store.active_version()
     changelog = " ".join(p for p in (note.strip(), changelog_line(waiting)) if p)
-    version = versions.build_version(update_text(waiting), "disputes.jsonl", name,
-                                     as_of or max(date.today(), parent.as_of), changelog,
-                                     actor)
+    try:
+        version = versions.build_version(update_text(waiting), "disputes.jsonl", name,
+                                         as_of or max(date.today(), parent.as_of), changelog,
+                                         actor)
+    except UpdateError as exc:  # e.g. a later version retired a disputed example
+        raise DisputeError(f"the accepted disputes do not apply to {parent.name!r}: {exc}",
+                           exc.to_json()) from None
     for dispute in waiting:
         dispute.gold_version_id = version.id
     db.session.commit()
