@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, abort, flash, g, redirect, render_template, url_for
+from flask import Blueprint, abort, flash, g, redirect, render_template, request, url_for
 from flask_limiter.util import get_remote_address
 from werkzeug.wrappers import Response
 
@@ -21,14 +21,47 @@ from benchmark import HIDDEN_SPLIT, SPLITS, TRACK_INFO
 from .auth import admin_required, login_required
 from .extensions import config_limit, limiter
 from .forms import ANSWER_SEPARATOR, BuildForm, DecisionForm, DisputeForm
-from .services import campaigns, disputes
+from .models import Dispute, User
+from .services import accounts, campaigns, disputes
+from .services.errors import ServiceError
+from .services.leaderboards import iso
 
 bp = Blueprint("disputes", __name__)
 
 
 def rate_key() -> str:
-    """Disputes are limited per account (the view runs after login_required)."""
-    return f"dispute:user:{g.user.id}" if g.get("user") is not None else get_remote_address()
+    """Disputes are limited per account: the page's login (the view runs after
+    login_required) or the API's token; a request with neither counts per address."""
+    user: User | None = g.get("user")
+    scheme, _, raw = request.headers.get("Authorization", "").partition(" ")
+    if request.path.startswith("/api/") and scheme.lower() == "bearer" and raw.strip():
+        try:
+            user = accounts.user_for_token(raw.strip())
+        except ServiceError:  # the view refuses the token (401); count the address
+            user = None
+    return f"dispute:user:{user.id}" if user is not None else get_remote_address()
+
+
+def dispute_json(dispute: Dispute, published: dict[int, str]) -> dict[str, Any]:
+    """A dispute as its author sees it: never the organizer's answers (on test, hidden
+    gold), only the outcome and a rejection's reason."""
+    return {"id": dispute.id, "track": dispute.track, "split": dispute.split,
+            "key": dispute.key, "proposed_answers": list(dispute.proposed_answers),
+            "evidence_url": dispute.evidence_url, "comment": dispute.comment,
+            "status": dispute.status, "reason": dispute.reason,
+            "created_at": iso(dispute.created_at), "decided_at": iso(dispute.decided_at),
+            "gold_version": published.get(dispute.gold_version_id or 0)}
+
+
+def file_from(form: DisputeForm, user: User) -> Dispute:
+    """Validate a dispute form (page or API) and file it; the errors name the field."""
+    if not form.validate_on_submit():
+        raise disputes.DisputeError(_errors(form), {"fields": form.errors})
+    proposal = disputes.validate((form.answers.data or "").split(ANSWER_SEPARATOR),
+                                 form.evidence.data, form.comment.data)
+    return disputes.file(user, (form.track.data or "").strip(),
+                         (form.split.data or "").strip(), (form.key.data or "").strip(),
+                         proposal)
 
 
 def _errors(form: Any) -> str:
@@ -63,13 +96,7 @@ def index() -> str:
 def create() -> Response:
     """File a dispute (a bad one: its error, nothing stored); the same reply whatever the
     gold of the example is."""
-    form = DisputeForm()
-    if not form.validate_on_submit():
-        raise disputes.DisputeError(_errors(form))
-    proposal = disputes.validate((form.answers.data or "").split(ANSWER_SEPARATOR),
-                                 form.evidence.data, form.comment.data)
-    disputes.file(g.user, (form.track.data or "").strip(), (form.split.data or "").strip(),
-                  (form.key.data or "").strip(), proposal)
+    file_from(DisputeForm(), g.user)
     flash("Your dispute was filed; an organizer will decide it. Its outcome appears here.",
           "info")
     return redirect(url_for("disputes.index"))

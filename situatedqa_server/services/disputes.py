@@ -176,6 +176,14 @@ def all_disputes() -> list[Dispute]:
     return list(db.session.scalars(select(Dispute).order_by(Dispute.id)))
 
 
+def own(dispute_id: int, user: User) -> Dispute:
+    """The user's own dispute; 404 for anyone else's (the same whether it exists)."""
+    dispute = db.session.get(Dispute, dispute_id)
+    if dispute is None or dispute.user_id != user.id:
+        raise DisputeNotFound("no such dispute")
+    return dispute
+
+
 def dispute_by_id(dispute_id: int) -> Dispute:
     """A dispute (organizers), else 404."""
     dispute = db.session.get(Dispute, dispute_id)

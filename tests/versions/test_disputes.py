@@ -355,3 +355,44 @@ def test_the_menu_links_to_my_disputes(client: FlaskClient) -> None:
     """The account menu links to My disputes."""
     register(client, "dora")
     assert 'href="/disputes/">My disputes</a>' in text(client.get("/disputes/"))
+
+
+def test_the_api_files_lists_and_hides_disputes(app: Flask, release_gold: GoldSet) -> None:
+    """Bearer-token disputes: the page's fields, the same errors, the author's own only, the
+    documented shapes, and never the organizer's answers."""
+    from situatedqa_server import openapi
+
+    from .conftest import new_token
+
+    test = release_gold.get("temp", "test").examples[0]
+    root, alice, bob = (client_of(app, "root", admin=True), client_of(app, "alice"),
+                        client_of(app, "bob"))
+    tokens = {"alice": new_token(alice), "bob": new_token(bob)}
+
+    def api(who: str, method: str, path: str, **data: str) -> Any:
+        return app.test_client().open(f"/api/v1{path}", method=method, data=data, headers={
+            "Authorization": f"Bearer {tokens[who]}"})
+
+    fields = {"track": "temp", "split": "test", "key": test.key, "answers": "Api answer",
+              "evidence": URL}
+    created = api("alice", "POST", "/disputes", **fields)
+    assert created.status_code == 201, created.json
+    assert openapi.Dispute.model_validate(created.json).status == "open"
+    assert created.json["proposed_answers"] == ["Api answer"] and created.json["id"] == 1
+    assert api("alice", "POST", "/disputes", **fields).json["error"]["code"] == (
+        "already_disputed")
+    bad = api("alice", "POST", "/disputes", **{**fields, "evidence": "ftp://x"})
+    assert bad.status_code == 400 and bad.json["error"]["message"].startswith("evidence:")
+    unknown = api("alice", "POST", "/disputes", **{**fields, "surprise": "1"})
+    assert unknown.status_code == 400 and unknown.json["error"]["code"] == "unknown_field"
+    assert app.test_client().post("/api/v1/disputes", data=fields).status_code == 401
+    decide(root, 1, decision="accept", answers="Organizer answer")
+    listed = api("alice", "GET", "/disputes")
+    assert openapi.DisputeList.model_validate(listed.json).disputes[0].status == "accepted"
+    assert "Organizer answer" not in listed.get_data(as_text=True)
+    assert api("alice", "GET", "/disputes/1").json["key"] == test.key
+    assert api("bob", "GET", "/disputes").json == {"disputes": []}
+    assert api("bob", "GET", "/disputes/1").status_code == 404
+    assert api("bob", "GET", "/disputes/2").get_data() == api("bob", "GET",
+                                                              "/disputes/1").get_data()
+    assert count(app) == 1
