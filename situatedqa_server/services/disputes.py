@@ -136,10 +136,14 @@ def file(user: User, track: str, split: str, key: str, proposal: Proposal) -> Di
     if not disputable(track):
         raise DisputeError(f"track: {track} is an identification track; disputes propose "
                            "answers")
+    # SQLite: hold the write lock from the check on, so a concurrent filing of the same
+    # dispute waits and then sees this one (a deferred read could not write after it).
+    jobs.write_transaction()
     version = gold_store.active_version()
     if db.session.scalar(select(Dispute.id).where(
             Dispute.user_id == user.id, Dispute.version_id == version.id,
             Dispute.track == track, Dispute.split == split, Dispute.key == key)) is not None:
+        db.session.rollback()
         raise AlreadyDisputed(_twice(track, split, key))
     dispute = Dispute(user_id=user.id, version_id=version.id, track=track, split=split,
                       key=key, proposed_answers=list(proposal.answers),

@@ -25,7 +25,7 @@ from situatedqa_server.services import accounts, gold_store
 from tests.server.conftest import make_app
 from tests.server.test_ratelimit_storage import _dead_redis
 
-from .conftest import CANARY_ANSWER, CANARY_KEY, PASSWORD, csrf_token, register
+from .conftest import CANARY_ANSWER, CANARY_KEY, PASSWORD, csrf_token, login, register
 from .test_campaigns_pages import client_of
 
 URL = "https://en.wikipedia.org/wiki/Evidence"
@@ -395,4 +395,34 @@ def test_the_api_files_lists_and_hides_disputes(app: Flask, release_gold: GoldSe
     assert api("bob", "GET", "/disputes/1").status_code == 404
     assert api("bob", "GET", "/disputes/2").get_data() == api("bob", "GET",
                                                               "/disputes/1").get_data()
+    assert count(app) == 1
+
+
+def test_the_same_dispute_filed_twice_at_once_is_stored_once(app: Flask,
+                                                              release_gold: GoldSet) -> None:
+    """Two sessions of one account file the same dispute at the same moment: one 302, one
+    409, one row (the check and the insert hold the write lock; a unique constraint too)."""
+    import threading
+
+    key = release_gold.get("temp", "dev").examples[0].key
+    first = client_of(app, "alice")
+    second = app.test_client()
+    login(second, "alice")
+    tokens = [csrf_token(c, "/disputes/") for c in (first, second)]
+    barrier = threading.Barrier(2)
+    statuses: list[int] = []
+
+    def file(client: FlaskClient, token: str) -> None:
+        barrier.wait()
+        statuses.append(client.post("/disputes/", data={
+            "csrf_token": token, "track": "temp", "split": "dev", "key": key,
+            "answers": "At once", "evidence": URL}).status_code)
+
+    threads = [threading.Thread(target=file, args=pair) for pair in zip((first, second),
+                                                                         tokens, strict=True)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(statuses) == [302, 409]
     assert count(app) == 1
