@@ -426,3 +426,26 @@ def test_the_same_dispute_filed_twice_at_once_is_stored_once(app: Flask,
         thread.join()
     assert sorted(statuses) == [302, 409]
     assert count(app) == 1
+
+
+def test_the_documented_dispute_fields_are_the_forms() -> None:
+    """The API's dispute body is the page form's fields, with its length caps; answers and
+    evidence are required by the service (the form leaves them to it, to name the field)."""
+    from wtforms.fields.core import UnboundField
+    from wtforms.validators import DataRequired, Length
+
+    from situatedqa_server import openapi
+    from situatedqa_server.forms import DisputeForm
+
+    schema = openapi.DisputeBody.model_json_schema()
+    fields = {name: value for name, value in vars(DisputeForm).items()
+              if isinstance(value, UnboundField)}
+    assert set(schema["properties"]) == set(fields)
+    checks = {name: field.kwargs.get("validators", []) for name, field in fields.items()}
+    required = {name for name, found in checks.items()
+                if any(isinstance(v, DataRequired) for v in found)}
+    assert set(schema["required"]) == required | {"answers", "evidence"}
+    for name, found in checks.items():
+        for cap in (v.max for v in found if isinstance(v, Length)):
+            documented = openapi.plain(schema["properties"][name], {})
+            assert documented["maxLength"] == cap, name
