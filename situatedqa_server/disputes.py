@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, abort, flash, g, redirect, render_template, request, url_for
+from flask import Blueprint, flash, g, redirect, render_template, request, url_for
 from flask_limiter.util import get_remote_address
 from werkzeug.wrappers import Response
 
@@ -160,7 +160,7 @@ def build() -> Response:
     """Build a gold version from the accepted disputes (activate it on the versions page)."""
     form = BuildForm()
     if not form.validate_on_submit():
-        abort(400, "give the version a name")
+        raise disputes.DisputeError(_errors(form))
     version = disputes.build(form.name.data or "", form.as_of.data, form.note.data or "",
                              g.user)
     flash(f"built {version.name!r} from the accepted disputes; activate it to rescore every "

@@ -223,6 +223,10 @@ def test_bad_decisions_are_refused_and_change_nothing(app: Flask,
     nothing = root.post("/admin/disputes/build", data={
         "csrf_token": csrf_token(root, "/admin/queue"), "name": "empty"})
     assert nothing.status_code == 400 and "no accepted dispute waits" in text(nothing)
+    unnamed = root.post("/admin/disputes/build", data={
+        "csrf_token": csrf_token(root, "/admin/queue"), "name": "", "as_of": "soon"})
+    assert unnamed.status_code == 400 and "name: This field is required." in text(unnamed)
+    assert "as_of: Not a valid date value." in text(unnamed)
     with app.app_context():
         found = db.session.query(Dispute).one()
         assert (found.status, found.reason, found.final_answers) == ("rejected",
