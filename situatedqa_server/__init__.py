@@ -116,6 +116,7 @@ def _register_blueprints(app: Flask) -> None:
         campaigns,
         cli,
         data,
+        disputes,
         leaderboards,
         metrics,
         submissions,
@@ -134,6 +135,7 @@ def _register_blueprints(app: Flask) -> None:
     app.register_blueprint(admin.bp)
     app.register_blueprint(versions.bp)
     app.register_blueprint(campaigns.bp)
+    app.register_blueprint(disputes.bp)
     # The API authenticates with bearer tokens, never cookies, so it needs no CSRF token.
     csrf.exempt(api.bp)
     app.register_blueprint(api.bp)

@@ -9,17 +9,19 @@ from __future__ import annotations
 from typing import Any, Literal, overload
 
 from flask import Blueprint, current_app, request
+from flask_wtf import FlaskForm
 from sqlalchemy import select
 
 from benchmark import TRACK_INFO, TRACKS
 from benchmark.harness import fingerprint
 
+from .disputes import dispute_json, file_from, rate_key
 from .errors import ApiError
 from .extensions import config_limit, db, limiter
-from .forms import SubmissionForm
+from .forms import DisputeForm, SubmissionForm
 from .models import Score, Submission, User
 from .openapi import check_board_query
-from .services import accounts, idempotency, ladder, quotas, scoring, visibility
+from .services import accounts, disputes, idempotency, ladder, quotas, scoring, visibility
 from .services.duplicates import DuplicateSubmission
 from .services.leaderboards import (
     iso,
@@ -101,7 +103,7 @@ def create_submission() -> tuple[dict[str, Any], int]:
     return body, 201
 
 
-def refuse_unknown_fields(form: SubmissionForm) -> None:
+def refuse_unknown_fields(form: FlaskForm) -> None:
     """400 naming every field the upload does not know (a typo would be dropped unseen)."""
     allowed = list(form._fields)
     unknown = sorted(set(request.form) - set(allowed))
@@ -213,3 +215,29 @@ def quota() -> dict[str, Any]:
         t: {"used_today": u.used_today, "daily_limit": u.daily_limit,
             "used_total": u.used_total, "total_limit": u.total_limit,
             "remaining": u.remaining} for t, u in usage.items()}}
+
+
+@bp.post("/disputes")
+@limiter.limit(config_limit("DISPUTE_RATE_LIMIT"), key_func=rate_key)
+def create_dispute() -> tuple[dict[str, Any], int]:
+    """Dispute an example's gold (the page's form fields); the reply never depends on it."""
+    user = token_user()
+    form = DisputeForm(meta={"csrf": False})
+    refuse_unknown_fields(form)
+    dispute = file_from(form, user)
+    return dispute_json(dispute, {}), 201
+
+
+@bp.get("/disputes")
+def list_disputes() -> dict[str, Any]:
+    """The token owner's own disputes, newest first, with their outcomes."""
+    rows = disputes.mine(token_user())
+    published = disputes.published_names(rows)
+    return {"disputes": [dispute_json(d, published) for d in rows]}
+
+
+@bp.get("/disputes/<int:dispute_id>")
+def get_dispute(dispute_id: int) -> dict[str, Any]:
+    """One of the token owner's own disputes (anyone else's: 404)."""
+    dispute = disputes.own(dispute_id, token_user())
+    return dispute_json(dispute, disputes.published_names([dispute]))

@@ -28,7 +28,7 @@ from .models import (
     Submission,
     User,
 )
-from .services import accounts, campaigns, gold_store, jobs, versions, visibility
+from .services import accounts, campaigns, disputes, gold_store, jobs, versions, visibility
 from .services import baselines as baseline_service
 from .services.errors import ServiceError
 
@@ -54,6 +54,7 @@ reported_cli = CommandGroup("reported", help="Numbers reported in the paper.")
 baselines_cli = CommandGroup("baselines", help="Baseline entries and the paper's numbers.")
 jobs_cli = CommandGroup("jobs", help="Job workers and the long jobs they run.")
 campaigns_cli = CommandGroup("campaigns", help="Annotation campaigns: start, follow, build.")
+disputes_cli = CommandGroup("disputes", help="Researchers' disputes of the gold: list, build.")
 
 
 def _release_dir(explicit: Path | None) -> Path:
@@ -544,6 +545,37 @@ def campaigns_build(campaign_id: int, name: str, as_of: Any, note: str) -> None:
                f"activate it with `gold activate {version.name!r}`")
 
 
+@disputes_cli.command("list")
+@click.option("--all", "every", is_flag=True, help="Decided ones too (default: open only).")
+def disputes_list(every: bool) -> None:
+    """Disputes waiting for a decision (decide them on /admin/queue)."""
+    rows = disputes.all_disputes() if every else disputes.queue()
+    for d in rows:
+        click.echo(f"{d.id:>5}  {d.status:<8} {d.track}/{d.split} {d.key}  by {d.user.username}: "
+                   f"{' | '.join(d.proposed_answers)}")
+    click.echo(f"{len(rows)} dispute(s); {len(disputes.pending())} accepted waiting for a "
+               "gold version")
+
+
+@disputes_cli.command("export")
+def disputes_export() -> None:
+    """The accepted disputes' update file (for `gold build --from-update`)."""
+    click.echo(disputes.update_text(disputes.pending()), nl=False)
+
+
+@disputes_cli.command("build")
+@click.option("--name", required=True, help="Name of the new gold version.")
+@click.option("--as-of", "as_of", type=click.DateTime(["%Y-%m-%d"]),
+              help="As-of date (default: today).")
+@click.option("--note", default="", help="Changelog note (the credit line is added).")
+def disputes_build(name: str, as_of: Any, note: str) -> None:
+    """Build a gold version from the accepted disputes no version holds yet (not activated)."""
+    version = disputes.build(name, as_of.date() if as_of else None, note, None)
+    _echo_changes(versions.stored_changes(version))
+    click.echo(f"built gold version {version.name!r} (id {version.id}); "
+               f"activate it with `gold activate {version.name!r}`")
+
+
 @click.command("setup")
 @with_appcontext
 @click.option("--from", "source", type=click.Path(file_okay=False, path_type=Path),
@@ -562,6 +594,6 @@ def setup(source: Path | None) -> None:
 def init_app(app: Flask) -> None:
     """Register the command groups on the app."""
     for group in (gold_cli, users_cli, tokens_cli, submissions_cli, reported_cli,
-                  baselines_cli, jobs_cli, campaigns_cli):
+                  baselines_cli, jobs_cli, campaigns_cli, disputes_cli):
         app.cli.add_command(group)
     app.cli.add_command(setup)

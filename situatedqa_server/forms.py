@@ -11,6 +11,7 @@ from flask_wtf import FlaskForm
 from flask_wtf.file import FileField, FileRequired
 from wtforms import (
     BooleanField,
+    DateField,
     EmailField,
     Field,
     PasswordField,
@@ -232,3 +233,39 @@ class BaselineUploadForm(FlaskForm):
     confirm_differences = BooleanField(
         "Publish it even if it differs from the paper's or the reference setup (the entry "
         "then says how, on its page and on the board)")
+
+
+#: Several answers on one line are separated by this (as on the annotation pages).
+ANSWER_SEPARATOR = "|"
+
+
+class DisputeForm(FlaskForm):
+    """A researcher's dispute of an example's gold: the example, an answer, its evidence."""
+
+    track = StringField("Track", validators=[DataRequired(), Length(max=16)])
+    split = StringField("Split", validators=[DataRequired(), Length(max=8)])
+    key = StringField("Example key", validators=[DataRequired(), Length(max=200)])
+    answers = StringField(f"Proposed answer (several: separate with {ANSWER_SEPARATOR})",
+                          validators=[Optional(), Length(max=5000)])
+    evidence = StringField("Evidence URL", validators=[Optional(), Length(max=500)])
+    comment = TextAreaField("Comment (optional)", validators=[Optional(), Length(max=2000)])
+
+
+class DecisionForm(FlaskForm):
+    """An organizer's decision on a dispute: accept with answers, or reject with a reason."""
+
+    decision = SelectField("Decision", choices=[
+        SelectChoice("accept", "Accept: the gold becomes these answers"),
+        SelectChoice("reject", "Reject: the author sees the reason")], default="accept")
+    answers = StringField(f"Answers to accept (several: separate with {ANSWER_SEPARATOR})",
+                          validators=[Optional(), Length(max=5000)])
+    reason = StringField("One-line reason for a rejection (the author sees it)",
+                         validators=[Optional(), Length(max=200)])
+
+
+class BuildForm(FlaskForm):
+    """A gold version built from the accepted disputes."""
+
+    name = StringField("Version name", validators=[DataRequired(), Length(max=80)])
+    as_of = DateField("As of (default: today)", validators=[Optional()])
+    note = StringField("Changelog note", validators=[Optional(), Length(max=2000)])

@@ -499,3 +499,44 @@ class Annotation(Base):
     submitted_at: Mapped[datetime | None] = mapped_column(DateTime)
     task: Mapped[CampaignTask] = relationship(back_populates="annotations")
     annotator: Mapped[User] = relationship()
+
+
+class DisputeStatus(enum.StrEnum):
+    """Where a researcher's dispute is: waiting, accepted, or rejected (with a reason)."""
+
+    OPEN = "open"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+
+
+class Dispute(Base):
+    """A researcher's claim that an example's gold is wrong, with a proposed answer.
+
+    One per author, gold version and example: the same claim twice is refused (409). An
+    accepted dispute becomes an update record of the next disputes build (gold_version_id).
+    """
+
+    __tablename__ = "dispute"
+    __table_args__ = (UniqueConstraint("user_id", "version_id", "track", "split", "key"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("user_account.id"), index=True)
+    #: The active gold version when the dispute was filed (the gold it disputes).
+    version_id: Mapped[int] = mapped_column(ForeignKey("gold_version.id"))
+    track: Mapped[str] = mapped_column(String(16))
+    split: Mapped[str] = mapped_column(String(8))
+    key: Mapped[str] = mapped_column(String(200))
+    proposed_answers: Mapped[list[str]] = mapped_column(JSON, default=list)
+    evidence_url: Mapped[str] = mapped_column(String(500))
+    comment: Mapped[str] = mapped_column(Text, default="")
+    status: Mapped[str] = mapped_column(String(16), default=DisputeStatus.OPEN.value,
+                                        index=True)
+    #: The organizer's answers when accepted (default: the proposal).
+    final_answers: Mapped[list[str] | None] = mapped_column(JSON)
+    #: The one-line reason of a rejection, which the author sees.
+    reason: Mapped[str | None] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    decided_at: Mapped[datetime | None] = mapped_column(DateTime)
+    decided_by_id: Mapped[int | None] = mapped_column(ForeignKey("user_account.id"))
+    #: The gold version an accepted dispute went into (None until built).
+    gold_version_id: Mapped[int | None] = mapped_column(ForeignKey("gold_version.id"))
+    user: Mapped[User] = relationship(foreign_keys=[user_id])

@@ -268,6 +268,54 @@ class Upload(BaseModel):
         "The filter to read of an lm-eval samples file whose task has several."))
 
 
+class DisputeBody(BaseModel):
+    """A dispute of an example's gold (multipart/form-data or a urlencoded form, the fields
+    of the page's form); an unknown field is refused (400)."""
+
+    model_config = ConfigDict(extra="forbid")
+    track: str = Field(max_length=16, pattern=r"\S", description="A QA track, e.g. temp.")
+    split: str = Field(max_length=8, pattern=r"\S", description="train, dev or test.")
+    key: str = Field(max_length=200, pattern=r"\S",
+                     description="The example's key (test: as in the blank file).")
+    answers: str = Field(max_length=5000, pattern=r"[^|\s]",
+                         description="The proposed answer; several separated by |.")
+    evidence: str = Field(max_length=500, pattern=URL_PATTERN,
+                          description="An http:// or https:// address.")
+    comment: str | None = Field(None, max_length=2000)
+
+
+class Dispute(BaseModel):
+    """A dispute as its author sees it: the outcome, never the answers an organizer chose."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: int
+    track: str
+    split: str
+    key: str
+    proposed_answers: list[str]
+    evidence_url: str
+    comment: str
+    status: Literal["open", "accepted", "rejected"]
+    reason: str | None = Field(description="A rejection's one-line reason.")
+    created_at: Timestamp
+    decided_at: Timestamp | None
+    gold_version: str | None = Field(description="The published gold version an accepted "
+                                                 "dispute went into (null until then).")
+
+
+class DisputeList(BaseModel):
+    """The caller's own disputes, newest first."""
+
+    model_config = ConfigDict(extra="forbid")
+    disputes: list[Dispute]
+
+
+class DisputePath(BaseModel):
+    """The path of a dispute."""
+
+    dispute_id: int = Field(ge=1, le=MAX_ID, description="A dispute's id.")
+
+
 class SubmissionPath(BaseModel):
     """The path of a submission's routes."""
 
@@ -378,6 +426,8 @@ ERROR_HEADERS: dict[int, dict[str, Any]] = {
                           "schema": {"type": "integer", "minimum": 0}}},
 }
 ONE = f"{API}/submissions/{{submission_id}}"
+#: The form bodies (multipart/form-data): described as sent, for validation.
+BODIES: frozenset[type[BaseModel]] = frozenset({Upload, DisputeBody})
 
 
 def operations() -> list[Operation]:
@@ -416,6 +466,16 @@ def operations() -> list[Operation]:
                   "Every track: title, metrics and the primary metric.", Tracks, auth="none"),
         Operation("get", f"{API}/quota", "getQuota", "Your team's test quota",
                   "Per track: used today and in total, and limits.", Quota, errors=(401,)),
+        Operation("post", f"{API}/disputes", "createDispute", "Dispute an example's gold",
+                  "A proposed answer with evidence; an organizer accepts or rejects it. The "
+                  "reply never depends on the gold (test gold is never shown). 404 "
+                  "unknown_example, 409 already_disputed (once per example and gold version), "
+                  "429 past SITUATEDQA_DISPUTE_RATE_LIMIT.", Dispute, status="201",
+                  errors=(400, 401, 404, 409, 429, 503), body=DisputeBody),
+        Operation("get", f"{API}/disputes", "listDisputes", "Your disputes",
+                  "Newest first, each with its outcome.", DisputeList, errors=(401,)),
+        Operation("get", f"{API}/disputes/{{dispute_id}}", "getDispute", "One of your disputes",
+                  "Anyone else's: 404.", Dispute, errors=(401, 404), path_model=DisputePath),
         Operation("get", f"{API}/openapi.json", "getOpenApi", "This document",
                   "The OpenAPI 3.1 description of /api/v1.", None, auth="none",
                   extra={"content": {JSON: {"schema": {"type": "object"}}}}),
@@ -456,7 +516,7 @@ def parameters(model: type[BaseModel], where: str) -> list[dict[str, Any]]:
 
 def response_of(operation: Operation) -> dict[str, Any]:
     """The success response of an operation."""
-    words = {"200": "OK.", "201": "Stored and scored.", "204": "Done; no body."}
+    words = {"200": "OK.", "201": "Stored (an upload: and scored).", "204": "Done; no body."}
     response: dict[str, Any] = {"description": words[operation.status], **operation.extra}
     if operation.response is not None:
         response["content"] = {JSON: {"schema": {
@@ -494,7 +554,7 @@ def components(ops: Sequence[Operation]) -> dict[str, Any]:
 def _components(models: frozenset[type[BaseModel]]) -> dict[str, Any]:
     """components for these models, made once (callers must not change them)."""
     _, schema = models_json_schema(
-        [(model, "serialization" if model is not Upload else "validation")
+        [(model, "serialization" if model not in BODIES else "validation")
          for model in sorted(models, key=lambda m: m.__name__)], ref_template=SCHEMAS)
     responses = {}
     for status, (name, description) in ERRORS.items():
@@ -503,8 +563,9 @@ def _components(models: frozenset[type[BaseModel]]) -> dict[str, Any]:
         if status in ERROR_HEADERS:
             responses[name]["headers"] = ERROR_HEADERS[status]
     defs = schema["$defs"]
-    upload = defs[Upload.__name__]
-    upload["properties"] = {name: plain(prop, defs) for name, prop in upload["properties"].items()}
+    for body in BODIES & models:
+        form = defs[body.__name__]
+        form["properties"] = {name: plain(prop, defs) for name, prop in form["properties"].items()}
     return {"schemas": defs, "responses": responses,
             "securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer"}}}
 

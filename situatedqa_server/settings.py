@@ -135,6 +135,9 @@ SETTINGS: tuple[Setting, ...] = (
             "Registrations per client address.", "SITUATEDQA_REGISTER_RATE_LIMIT"),
     Setting("UPLOAD_RATE_LIMIT", "30 per minute", str,
             "Uploads (page and API) per client address.", "SITUATEDQA_UPLOAD_RATE_LIMIT"),
+    Setting("DISPUTE_RATE_LIMIT", "20 per day", str,
+            "Disputes of the gold (page) per account; unreachable limit storage: they go "
+            "on without it (see Limits).", "SITUATEDQA_DISPUTE_RATE_LIMIT"),
     Setting("PROXY_HOPS", 0, int,
             "Reverse proxies in front of the server whose X-Forwarded-For/-Proto to trust "
             "(0: none).", "SITUATEDQA_PROXY_HOPS"),

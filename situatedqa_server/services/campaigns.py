@@ -524,6 +524,14 @@ def queue(campaign: Campaign) -> list[CampaignTask]:
     return [t for t in campaign.tasks if t.status == TaskStatus.ADJUDICATION.value]
 
 
+def waiting_tasks() -> list[CampaignTask]:
+    """Every campaign's tasks waiting for adjudication, by campaign then task (the joint
+    adjudication queue, with the disputes)."""
+    return list(db.session.scalars(select(CampaignTask).where(
+        CampaignTask.status == TaskStatus.ADJUDICATION.value)
+        .order_by(CampaignTask.campaign_id, CampaignTask.id)))
+
+
 def all_campaigns() -> list[Campaign]:
     """Every campaign, newest first."""
     return list(db.session.scalars(select(Campaign).order_by(Campaign.id.desc())))

@@ -25,6 +25,12 @@ allow-x00 = true
 [[operations]]
 include-operation-id = "createSubmission"
 checks.positive_data_acceptance.expected-statuses = ["201", "400", "401", "413", "429"]
+
+# A schema-valid dispute names a random key (404 unknown_example), a second time 409, and
+# past the per-account limit 429; the form's own bounds (at most 10 answers) are 400.
+[[operations]]
+include-operation-id = "createDispute"
+checks.positive_data_acceptance.expected-statuses = ["201", "400", "404", "409", "429"]
 """
 
 

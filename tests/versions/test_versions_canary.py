@@ -6,6 +6,7 @@ import io
 import logging
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from flask import Flask
@@ -82,6 +83,16 @@ def test_test_changes_never_leak(app: Flask, client: FlaskClient, organizer: Fla
             "/api/v1/submissions"]
     for sid in uploads.values():
         urls += [f"/submissions/{sid}", f"/api/v1/submissions/{sid}"]
+    # A dispute of the changed and of the retired test example: their pages, the reply
+    # and "My disputes" never show the hidden gold (or that the example was retired).
+    for example in test.examples[:2]:
+        reply = client.post("/api/v1/disputes", headers=auth, data={
+            "track": "temp", "split": "test", "key": example.key, "answers": "my guess",
+            "evidence": "https://example.org/source"})
+        assert reply.status_code == 201, reply.get_json()
+        outputs.append(reply.get_data(as_text=True))
+        urls.append(f"/data/temp/test/examples/{quote(example.key)}")
+    urls += ["/disputes/", "/api/v1/disputes"]
     outputs += crawl(client, urls, auth)
     outputs += crawl(organizer, ["/admin/versions", "/admin/audit",
                                  "/admin/versions/diff?a=2021-02, as released&b=2023-06",
