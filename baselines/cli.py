@@ -22,6 +22,7 @@ from baselines.commands import (
 from baselines.corpus import count_passages
 from baselines.dpr_cli import config_from_options, dpr_options, run_fingerprints
 from baselines.finetune_cli import finetune
+from baselines.language_model import run_language_model
 from baselines.loop import run_batches
 from baselines.metrics import binary_metrics
 from baselines.output import (
@@ -46,7 +47,7 @@ from baselines.release import (
     qa_key,
     release_file,
 )
-from baselines.runners import QA_RUNNERS, RUNNERS
+from baselines.runners import LANGUAGE_MODEL_RUNNERS, LANGUAGE_MODEL_TRACKS, QA_RUNNERS, RUNNERS
 
 existing_dir = click.Path(exists=True, file_okay=False, path_type=Path)
 existing_path = click.Path(exists=True, path_type=Path)
@@ -102,6 +103,10 @@ def run(runner: str, track: str, split: str, setting: str, data: Path | None, ou
         batch_size: int, seed: int, limit: int | None, threads: int, **options: Any) -> None:
     """Run a baseline on a track and split and write predictions to OUTPUT (resumable)."""
     data_dir = require_data(data)
+    if runner in LANGUAGE_MODEL_RUNNERS:
+        _run_language_model(runner, track, split, data_dir, output, batch_size, seed, limit,
+                            threads)
+        return
     if runner in QA_RUNNERS and track not in QA_TRACKS:
         raise click.BadParameter(f"{runner} answers questions; use a QA track "
                                  f"({', '.join(QA_TRACKS)})", param_hint="--track")
@@ -120,6 +125,24 @@ def run(runner: str, track: str, split: str, setting: str, data: Path | None, ou
         else:
             _run_id(runner, track, split, data_dir, output, batch_size, seed, limit, options)
     except (ReleaseError, OutputFormatError) as error:
+        raise click.ClickException(str(error)) from None
+
+
+def _run_language_model(runner: str, track: str, split: str, data_dir: Path, output: Path,
+                        batch_size: int, seed: int, limit: int | None, threads: int) -> None:
+    """A language model through lm-eval: its options are the task's, not --setting's."""
+    context = click.get_current_context()
+    if context.get_parameter_source("setting") is not click.core.ParameterSource.DEFAULT:
+        raise click.BadParameter(f"{runner} asks the lm-eval task's prompt, which is "
+                                 "query-modified; --setting does not apply", param_hint="--setting")
+    if track not in LANGUAGE_MODEL_TRACKS:
+        raise click.BadParameter(f"{runner} answers {' and '.join(LANGUAGE_MODEL_TRACKS)}",
+                                 param_hint="--track")
+    shots = RUNNERS[runner].shots or 0
+    try:
+        run_language_model(runner, shots, track, split, data_dir, output, batch_size, seed,
+                           limit, threads)
+    except ReleaseError as error:
         raise click.ClickException(str(error)) from None
 
 

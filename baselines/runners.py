@@ -33,6 +33,11 @@ BART_LARGE = {"d_model": 1024, "encoder_layers": 12, "decoder_layers": 12}
 DPR_PAPER_DEPTH = {"top_k": 100, "read_k": 50}
 #: nn-train's reference runs (the server's and the committed reference files).
 NN_REFERENCE_SETTING = "query-modified"
+#: The tracks the language-model runners answer (the paper's temporal and geographic QA).
+LANGUAGE_MODEL_TRACKS = ("temp", "geo")
+#: What the language-model entries stand for: the packaged GGUF model through lm-eval.
+LANGUAGE_MODEL_REFERENCE = {"model": "SmolLM2-135M-Instruct", "quantization": "Q4_1 (GGUF)",
+                            "harness": "lm-eval"}
 #: id-minilm's documented defaults.
 MINILM_CLASSIFIER_DEFAULTS = {"epochs": 10, "lr": 5e-5, "max_length": 64}
 
@@ -54,6 +59,9 @@ class Runner:
     setup: str
     #: Whether the leaderboard name carries the query setting.
     names_setting: bool
+    #: A language model run through the lm-eval tasks: its number of few-shot examples
+    #: (None: not a language-model runner).
+    shots: int | None = None
 
 
 RUNNERS: dict[str, Runner] = {runner.name: runner for runner in (
@@ -75,8 +83,16 @@ RUNNERS: dict[str, Runner] = {runner.name: runner for runner in (
     Runner("id-minilm", "MiniLM-L6 classifier", "other", ID_TRACKS, True,
            "all-MiniLM-L6-v2 fine-tuned as a sequence classifier.", "the reference setup",
            False),
+    *(Runner(f"smollm2-{shots}shot", f"SmolLM2-135M-Instruct, {shots}-shot", "closed-book",
+             LANGUAGE_MODEL_TRACKS, True,
+             f"Closed book: SmolLM2-135M-Instruct answers the query-modified question "
+             f"{'with no example' if not shots else f'after {shots} training examples'}, "
+             "through the project's lm-eval task (its samples file, as a researcher would "
+             "upload it).", "the reference setup", False, shots) for shots in (0, 5)),
 )}
-QA_RUNNERS = tuple(name for name, r in RUNNERS.items() if r.tracks == QA_TRACKS)
+QA_RUNNERS = tuple(name for name, r in RUNNERS.items()
+                   if r.tracks == QA_TRACKS and r.shots is None)
+LANGUAGE_MODEL_RUNNERS = tuple(name for name, r in RUNNERS.items() if r.shots is not None)
 DEVICE_RUNNERS = tuple(name for name, r in RUNNERS.items() if r.uses_torch)
 
 
@@ -171,13 +187,36 @@ def _tfidf_facts(meta: Meta) -> list[str]:
     return []
 
 
+def _language_model_facts(meta: Meta) -> list[str]:
+    settings = settings_of(meta)
+    label = model_label(meta, "model") or "not fingerprinted"
+    shots = settings.get("shots")
+    return [f"model {settings.get('model')}, {settings.get('quantization')}, {label}",
+            f"harness {settings.get('harness')} {settings.get('harness_version')}, task "
+            f"{settings.get('task')}, closed-book, "
+            + ("zero-shot" if shots == 0 else f"{shots}-shot (train, seed "
+               f"{settings.get('fewshot_seed')})"),
+            "answer: the first line of the greedy generation, stripped"]
+
+
+def _language_model_differences(meta: Meta) -> list[str]:
+    settings = settings_of(meta)
+    found = [f"{key} {settings.get(key)}, not {value}"
+             for key, value in LANGUAGE_MODEL_REFERENCE.items() if settings.get(key) != value]
+    wanted = RUNNERS[str(meta.get("runner"))].shots
+    if settings.get("shots") != wanted:
+        found.append(f"{settings.get('shots')} shots, not {wanted}")
+    return found
+
+
 def _nothing(meta: Meta) -> list[str]:
     return []
 
 
 _FACTS: dict[str, Callable[[Meta], list[str]]] = {
     "dpr": _dpr_facts, "bart": _bart_facts, "nn-train": _nn_facts, "id-minilm": _minilm_facts,
-    "id-tfidf": _tfidf_facts}
+    "id-tfidf": _tfidf_facts,
+    **dict.fromkeys(LANGUAGE_MODEL_RUNNERS, _language_model_facts)}
 
 
 def run_facts(runner: str, meta: Meta) -> list[str]:
@@ -268,7 +307,8 @@ def _minilm_differences(meta: Meta) -> list[str]:
 
 _DIFFERENCES: dict[str, Callable[[Meta], list[str]]] = {
     "dpr": _dpr_differences, "bart": _bart_differences, "nn-train": _nn_differences,
-    "id-minilm": _minilm_differences}
+    "id-minilm": _minilm_differences,
+    **dict.fromkeys(LANGUAGE_MODEL_RUNNERS, _language_model_differences)}
 
 
 def setup_differences(runner: str, meta: Meta) -> list[str]:
