@@ -18,6 +18,7 @@ hostile: zip members are bounded in number and in decompressed size.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import io
 import json
@@ -65,6 +66,9 @@ ZIP_MAGIC = b"PK\x03\x04"
 ZIP_ZSTANDARD = 93
 #: An escape that may decode to a NUL or a surrogate: such a file takes the exact reader.
 _MAY_HOLD_BAD_TEXT = re.compile(rb"\\u(?:0000|[dD][89a-fA-F])")
+_UTF8 = codecs.getincrementaldecoder("utf-8")
+#: The slice of a file _is_utf8 decodes at a time.
+_UTF8_SLICE = 1 << 14
 #: How far into a file detection looks for the fields that name a harness's file.
 _SNIFF = 4096
 
@@ -353,7 +357,8 @@ def _fast_lm_eval(data: bytes, gold: GoldSplit,
     file's bytes); None at the first thing the exact reader (_lm_eval) must look at, which
     then names every problem. Gives what _lm_eval gives for the files it accepts."""
     if (b"\r" in data or b"\x00" in data or data.startswith(b"\xef\xbb\xbf")
-            or data[:_SNIFF].lstrip()[:1] != b"{" or _MAY_HOLD_BAD_TEXT.search(data)):
+            or data[:_SNIFF].lstrip()[:1] != b"{" or _MAY_HOLD_BAD_TEXT.search(data)
+            or not _is_utf8(data)):  # msgspec skips a field's strings unchecked
         return None
     info = TRACK_INFO[gold.track]
     expected, fields = task_name(gold.track), info.context_fields
@@ -411,6 +416,22 @@ def _fast_lm_eval(data: bytes, gold: GoldSplit,
         return None
     harness, _, version = str(read.markers.get("situatedqa_harness") or "lm-eval").partition(" ")
     return _result(LM_EVAL_SAMPLES, read, harness or "lm-eval", version or None, chosen)
+
+
+def _is_utf8(data: bytes) -> bool:
+    """Strict UTF-8 (as decode_text reads it), decoded a slice at a time: a whole file's text
+    would be widened to 2 or 4 bytes a character by one character past U+00FF."""
+    if data.isascii():
+        return True
+    decoder = _UTF8()
+    view = memoryview(data)
+    try:
+        for offset in range(0, len(data), _UTF8_SLICE):
+            decoder.decode(view[offset:offset + _UTF8_SLICE])
+        decoder.decode(b"", True)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _lm_eval(records: Iterator[tuple[int | None, Any]], gold: GoldSplit, problems: _Collector,

@@ -10,7 +10,14 @@ import pytest
 from harness_helpers import eval_archive, inspect_log, samples_file, tiny
 
 from benchmark import ValidationError, parse_predictions, score
-from benchmark.harness_files import doc_hash, first_line, parse_file, read_harness_file
+from benchmark.gold import GoldSplit
+from benchmark.harness_files import (
+    HarnessPredictions,
+    doc_hash,
+    first_line,
+    parse_file,
+    read_harness_file,
+)
 
 
 def compact(predictions: dict[str, str]) -> bytes:
@@ -201,6 +208,36 @@ def test_one_pass_reader_agrees_with_the_exact_reader(filters: tuple[str, ...]) 
     assert fast is not None and exact is not None and not problems.problems
     assert fast.answers == exact.answers and fast.info == exact.info
     assert fast.lines == exact.lines
+
+
+def exact_and_fast(data: bytes, gold: GoldSplit, harness_filter: str | None = None) -> tuple[
+        HarnessPredictions | None, HarnessPredictions | None, list[str]]:
+    """The exact reader's read of a samples file (and its problems), and the one-pass one's."""
+    from benchmark.formats import _Collector
+    from benchmark.harness_files import _fast_lm_eval, _lm_eval, _samples_records
+
+    problems = _Collector("s.jsonl", 20)
+    try:
+        exact = _lm_eval(_samples_records(data, gold, "s.jsonl", problems), gold, problems,
+                         harness_filter)
+    except ValidationError as error:
+        return None, _fast_lm_eval(data, gold, harness_filter), [str(p) for p in error.problems]
+    return exact, _fast_lm_eval(data, gold, harness_filter), [str(p) for p in problems.problems]
+
+
+def test_bad_utf8_in_a_skipped_field_is_refused_naming_line_and_key() -> None:
+    """msgspec skips a field without reading its UTF-8; the upload still refuses the file as
+    the exact reader does, naming the line and the key."""
+    gold, predictions = tiny()
+    data = samples_file(gold, predictions)
+    second = data.index(b"\n") + 1
+    data = data[:second] + data[second:].replace(b'"arg_0": "', b'"arg_0": "\xff', 1)
+    exact, fast, named = exact_and_fast(data, gold)
+    assert fast is None and exact is None
+    assert len(named) == 1 and named[0].startswith("s.jsonl:2: not valid UTF-8")
+    with pytest.raises(ValidationError) as error:
+        parse_file(data, gold, filename="s.jsonl")
+    assert problems(error) == named and "(key 'arguments')" in named[0]
 
 
 def test_the_server_reads_harness_files_with_no_harness_installed(tmp_path: Path) -> None:
