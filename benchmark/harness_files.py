@@ -18,6 +18,7 @@ hostile: zip members are bounded in number and in decompressed size.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import io
 import json
@@ -63,8 +64,12 @@ MAX_ZIP_MEMBERS = 50_000
 ZIP_MAGIC = b"PK\x03\x04"
 #: The zip compression method of zstd (APPNOTE 4.4.5), which Inspect writes.
 ZIP_ZSTANDARD = 93
-#: An escape that may decode to a NUL or a surrogate: such a file takes the exact reader.
+#: An escape that may decode to a NUL or a surrogate: a document holding one takes the exact
+#: reader (the rest of a line is decoded by msgspec as json decodes it, or refused).
 _MAY_HOLD_BAD_TEXT = re.compile(rb"\\u(?:0000|[dD][89a-fA-F])")
+_UTF8 = codecs.getincrementaldecoder("utf-8")
+#: The slice of a file _is_utf8 decodes at a time.
+_UTF8_SLICE = 1 << 14
 #: How far into a file detection looks for the fields that name a harness's file.
 _SNIFF = 4096
 
@@ -97,7 +102,8 @@ def _doc_hash_matches(doc: Mapping[str, Any], expected: Any) -> bool:
 
 
 class _Sample(msgspec.Struct):
-    """The fields of an lm-eval sample an upload reads (the others are skipped unread)."""
+    """The fields of an lm-eval sample an upload reads (msgspec skips the others, building no
+    Python object for them: the prompt, the responses, every metric's item)."""
 
     doc_id: Any
     doc: msgspec.Raw
@@ -349,26 +355,47 @@ class _Read:
 
 def _fast_lm_eval(data: bytes, gold: GoldSplit,
                   harness_filter: str | None) -> HarnessPredictions | None:
-    """A samples file with nothing to report, read in one pass (msgspec, the doc_hash on the
-    file's bytes); None at the first thing the exact reader (_lm_eval) must look at, which
-    then names every problem. Gives what _lm_eval gives for the files it accepts."""
+    """A samples file with nothing to report, read in one pass; None at the first thing the
+    exact reader (_lm_eval) must look at, which then names every problem. Gives what _lm_eval
+    gives for the files it accepts.
+
+    The lines are views of the file (no copy of it); msgspec decodes each into _Sample,
+    skipping the fields an upload does not read (it still checks their JSON, and refuses a
+    lone surrogate escape anywhere), and the document from its bytes, which the doc_hash is
+    checked on. msgspec does not check the UTF-8 of a string it skips, so the file's text is
+    checked once beforehand (not at all when it is ASCII), as decode_text would read it."""
     if (b"\r" in data or b"\x00" in data or data.startswith(b"\xef\xbb\xbf")
-            or data[:_SNIFF].lstrip()[:1] != b"{" or _MAY_HOLD_BAD_TEXT.search(data)):
+            or data[:_SNIFF].lstrip()[:1] != b"{" or not _is_utf8(data)):
         return None
-    info = TRACK_INFO[gold.track]
-    expected, fields = task_name(gold.track), info.context_fields
-    read = _Read()
-    chosen: str | None = harness_filter
-    lines = data.split(b"\n")
-    if len(lines) > limits.max_harness_records(len(gold)) + 1:
-        return None
+    identification = gold.is_identification
+    expected, split = task_name(gold.track), gold.split
+    fields = TRACK_INFO[gold.track].context_fields
+    index, examples = gold.index, gold.examples
+    decode_sample, decode_doc = _SAMPLE.decode, _DOC.decode
+    indent, sha256, find = msgspec.json.format, hashlib.sha256, data.find
+    cap = limits.MAX_PUNCTUATION_PER_HARNESS_RECORD
+    most_lines = limits.max_harness_records(len(gold)) + 1
+    answers: dict[str, str | bool] = {}
+    lines: dict[str, int | None] = {}
+    hashes: dict[str, dict[str, str]] = {}
+    markers: dict[str, Any] = {}
+    chosen: Any = harness_filter
+    view, start, end, number = memoryview(data), 0, len(data), 0
     try:
-        for number, line in enumerate(lines, start=1):
-            if not line or line.isspace():
-                continue
-            if _values_exceed(line, limits.MAX_PUNCTUATION_PER_HARNESS_RECORD):
+        while start <= end:  # the pieces of data.split(b"\n"), as views of the file
+            stop = find(b"\n", start)
+            if stop < 0:
+                stop = end
+            number += 1
+            if number > most_lines:
                 return None
-            sample = _SAMPLE.decode(line)
+            line = view[start:stop]
+            begin, start = start, stop + 1
+            if begin == stop or (data[begin] != 0x7B and bytes(line).isspace()):  # 0x7B: {
+                continue
+            if stop - begin > 2 * cap and _values_exceed(bytes(line), cap):
+                return None
+            sample = decode_sample(line)
             if chosen is None:
                 chosen = sample.filter
             if sample.filter != chosen:
@@ -376,41 +403,65 @@ def _fast_lm_eval(data: bytes, gold: GoldSplit,
                     return None  # several filters and none chosen: named by _lm_eval
                 continue
             raw = bytes(sample.doc)
-            doc = _DOC.decode(raw)
+            if b"\\" in raw and _MAY_HOLD_BAD_TEXT.search(raw):
+                return None
+            doc = decode_doc(raw)
             if not isinstance(doc, dict) or doc.get(TASK_FIELD) != expected \
-                    or doc.get("situatedqa_split", gold.split) != gold.split:
+                    or doc.get("situatedqa_split", split) != split:
                 return None
             named = doc.get("key")
-            position = gold.index.get(named) if isinstance(named, str) else None
+            position = index.get(named) if isinstance(named, str) else None
             if position is None:
                 return None
-            example = gold.examples[position]
+            example = examples[position]
             key = example.key
-            if key in read.lines:
+            nq_id = doc.get("id")
+            if key in lines or nq_id != example.id or type(nq_id) is not int \
+                    or doc.get("question") != example.question:
                 return None
-            if (doc.get("id") != example.id or type(doc.get("id")) is not int
-                    or doc.get("question") != example.question
-                    or any(doc.get(f) != example.context.get(f) for f in fields)):
+            if fields:
+                context = example.context
+                for name in fields:
+                    if doc.get(name) != context.get(name):
+                        return None
+            resps, digest = sample.filtered_resps, sample.doc_hash
+            if type(resps) is not list or len(resps) != 1 or type(resps[0]) is not str \
+                    or type(digest) is not str \
+                    or sha256(indent(raw, indent=2)).hexdigest() != digest:
                 return None
-            resps = sample.filtered_resps
-            if not (isinstance(resps, list) and len(resps) == 1 and isinstance(resps[0], str)):
-                return None
-            if not isinstance(sample.doc_hash, str) or hashlib.sha256(
-                    msgspec.json.format(raw, indent=2)).hexdigest() != sample.doc_hash:
-                return None
-            read.lines[key] = number
-            read.answers[key] = response_value(gold, resps[0])
-            read.hashes[key] = {name: value for name, value in (
-                ("doc", sample.doc_hash), ("prompt", sample.prompt_hash),
-                ("target", sample.target_hash)) if isinstance(value, str)}
-            if not read.markers:
-                read.markers = {name: doc.get(name) for name in (TASK_FIELD, *MARKER_FIELDS)}
-    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+            lines[key] = number
+            answers[key] = response_value(gold, resps[0]) if identification else resps[0]
+            held = {"doc": digest}
+            if type(sample.prompt_hash) is str:
+                held["prompt"] = sample.prompt_hash
+            if type(sample.target_hash) is str:
+                held["target"] = sample.target_hash
+            hashes[key] = held
+            if not markers:
+                markers = {name: doc.get(name) for name in (TASK_FIELD, *MARKER_FIELDS)}
+    except (msgspec.DecodeError, RecursionError):
         return None
-    if not read.answers or not isinstance(chosen, str):
+    if not answers or not isinstance(chosen, str):
         return None
-    harness, _, version = str(read.markers.get("situatedqa_harness") or "lm-eval").partition(" ")
+    read = _Read(answers, lines, hashes, markers)
+    harness, _, version = str(markers.get("situatedqa_harness") or "lm-eval").partition(" ")
     return _result(LM_EVAL_SAMPLES, read, harness or "lm-eval", version or None, chosen)
+
+
+def _is_utf8(data: bytes) -> bool:
+    """Strict UTF-8 (as decode_text reads it), decoded a slice at a time: a whole file's text
+    would be widened to 2 or 4 bytes a character by one character past U+00FF."""
+    if data.isascii():
+        return True
+    decoder = _UTF8()
+    view = memoryview(data)
+    try:
+        for offset in range(0, len(data), _UTF8_SLICE):
+            decoder.decode(view[offset:offset + _UTF8_SLICE])
+        decoder.decode(b"", True)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _lm_eval(records: Iterator[tuple[int | None, Any]], gold: GoldSplit, problems: _Collector,

@@ -25,12 +25,20 @@ def sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def fewshot_prompt(doc: Mapping[str, Any], track: str, shots: Sequence[Mapping[str, Any]]) -> str:
+    """A document's prompt after its shots, as lm-eval joins them (our tasks' delimiters)."""
+    return "".join(f"{prompt(shot, track)} {target(shot, track)}\n\n" for shot in shots) \
+        + prompt(doc, track)
+
+
 def sample_line(doc_id: int, doc: Mapping[str, Any], track: str, response: str,
-                filter_name: str = "first-line") -> dict[str, Any]:
-    """One record of an lm-eval samples file, as evaluator.py and evaluation_tracker write it."""
+                filter_name: str = "first-line",
+                shots: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """One record of an lm-eval samples file, as evaluator.py and evaluation_tracker write it
+    (`shots`: the documents of a few-shot prompt, whole in `arguments` as lm-eval logs it)."""
     from benchmark.harness.lm_eval_task import process_results
 
-    text, gold = prompt(doc, track), target(doc, track)
+    text, gold = fewshot_prompt(doc, track, shots), target(doc, track)
     metrics = process_results(doc, [response])  # every metric's item, as lm-eval logs them
     return {
         "doc_id": doc_id, "doc": dict(doc), "target": gold,
@@ -44,19 +52,24 @@ def sample_line(doc_id: int, doc: Mapping[str, Any], track: str, response: str,
 
 def samples_file(gold: GoldSplit, predictions: Mapping[str, str], *,
                  filters: Sequence[str] = ("first-line",), split: str | None = None,
-                 only: Sequence[str] | None = None) -> bytes:
-    """A samples file of our task over a gold split (every filter writes every document)."""
+                 only: Sequence[str] | None = None, shots: Sequence[Mapping[str, Any]] = (),
+                 num_fewshot: int = 0, model: str = "tiny-model") -> bytes:
+    """A samples file of our task over a gold split (every filter writes every document);
+    with `num_fewshot`, each prompt holds that many of `shots` (drawn as lm-eval's sampler
+    draws them: a seeded random sample a document)."""
+    draw, pool = random.Random(1234), list(shots)
     lines = []
     for filter_name in filters:
         for doc_id, example in enumerate(gold.examples):
             if only is not None and example.key not in only:
                 continue
             doc = document(example, gold.track, split or gold.split, harness="lm-eval 0.4.13",
-                           model="tiny-model")
+                           model=model)
             answer = predictions[example.key]
             if filter_name != filters[0]:
                 answer = f"other {answer}"
-            lines.append(sample_line(doc_id, doc, gold.track, answer, filter_name))
+            few = draw.sample(pool, num_fewshot) if num_fewshot else ()
+            lines.append(sample_line(doc_id, doc, gold.track, answer, filter_name, few))
     return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode()
 
 

@@ -10,7 +10,15 @@ import pytest
 from harness_helpers import eval_archive, inspect_log, samples_file, tiny
 
 from benchmark import ValidationError, parse_predictions, score
-from benchmark.harness_files import doc_hash, first_line, parse_file, read_harness_file
+from benchmark.gold import GoldSplit
+from benchmark.harness.docs import document
+from benchmark.harness_files import (
+    HarnessPredictions,
+    doc_hash,
+    first_line,
+    parse_file,
+    read_harness_file,
+)
 
 
 def compact(predictions: dict[str, str]) -> bytes:
@@ -187,20 +195,105 @@ def test_eval_archive_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
         parse_file(data, gold, filename="log.eval", max_bytes=len(data) + 10)
 
 
-@pytest.mark.parametrize("filters", [("first-line",), ("first-line", "strict")])
-def test_one_pass_reader_agrees_with_the_exact_reader(filters: tuple[str, ...]) -> None:
+def exact_and_fast(data: bytes, gold: GoldSplit, harness_filter: str | None = None) -> tuple[
+        HarnessPredictions | None, HarnessPredictions | None, list[str]]:
+    """The exact reader's read of a samples file (and its problems), and the one-pass one's."""
     from benchmark.formats import _Collector
     from benchmark.harness_files import _fast_lm_eval, _lm_eval, _samples_records
 
-    gold, predictions = tiny()
-    data = samples_file(gold, predictions, filters=filters)
     problems = _Collector("s.jsonl", 20)
-    exact = _lm_eval(_samples_records(data, gold, "s.jsonl", problems), gold, problems, "strict"
-                     if len(filters) > 1 else None)
-    fast = _fast_lm_eval(data, gold, "strict" if len(filters) > 1 else None)
-    assert fast is not None and exact is not None and not problems.problems
+    try:
+        exact = _lm_eval(_samples_records(data, gold, "s.jsonl", problems), gold, problems,
+                         harness_filter)
+    except ValidationError as error:
+        return None, _fast_lm_eval(data, gold, harness_filter), [str(p) for p in error.problems]
+    return exact, _fast_lm_eval(data, gold, harness_filter), [str(p) for p in problems.problems]
+
+
+def assert_same_read(fast: HarnessPredictions | None, exact: HarnessPredictions | None) -> None:
+    assert fast is not None and exact is not None
     assert fast.answers == exact.answers and fast.info == exact.info
-    assert fast.lines == exact.lines
+    assert fast.lines == exact.lines and fast.format == exact.format
+    assert list(fast.answers) == list(exact.answers)  # the same order too
+    assert fast.info.to_json() == exact.info.to_json()
+
+
+@pytest.mark.parametrize("case", ["temp-a", "temp-b", "geo", "present", "curprev"])
+@pytest.mark.parametrize("filters", [("first-line",), ("first-line", "strict")])
+@pytest.mark.parametrize("num_fewshot", [0, 2])
+def test_one_pass_reader_agrees_with_the_exact_reader(case: str, filters: tuple[str, ...],
+                                                      num_fewshot: int) -> None:
+    gold, predictions = tiny(case)
+    shots = [document(e, gold.track, "train", harness="lm-eval 0.4.13") for e in gold.examples]
+    data = samples_file(gold, predictions, filters=filters, shots=shots, num_fewshot=num_fewshot)
+    exact, fast, named = exact_and_fast(data, gold, "strict" if len(filters) > 1 else None)
+    assert not named
+    assert_same_read(fast, exact)
+
+
+def test_one_pass_reader_agrees_on_the_lines_it_skips() -> None:
+    """Blank and whitespace lines, and no newline at the end: the same line numbers."""
+    gold, predictions = tiny()
+    lines = samples_file(gold, predictions).split(b"\n")
+    data = b"\n \t\n".join(lines[:2]) + b"\n\n" + b"\n".join(lines[2:]).rstrip(b"\n")
+    exact, fast, named = exact_and_fast(data, gold)
+    assert not named
+    assert_same_read(fast, exact)
+    assert fast is not None and list(fast.lines.values()) == [1, 3, 5, 6]
+
+
+@pytest.mark.parametrize("escape", ["\\u0000", "\\ud83d\\ude00", "\\u00e9", "\\\"", "\\\\"])
+@pytest.mark.parametrize("where", ["arguments", "response"])
+def test_one_pass_reader_agrees_on_escapes(escape: str, where: str) -> None:
+    """An escape in a field an upload skips or in the response it reads: the same read."""
+    gold, predictions = tiny()
+    data = samples_file(gold, predictions)
+    if where == "arguments":
+        data = data.replace(b'"arg_0": "', f'"arg_0": "{escape}'.encode())
+    else:
+        data = data.replace(b'"filtered_resps": ["', f'"filtered_resps": ["{escape}'.encode())
+    exact, fast, named = exact_and_fast(data, gold)
+    assert not named
+    assert_same_read(fast, exact)
+
+
+@pytest.mark.parametrize("model", ['a "quoted" model', "back\\slash", "tab\tand\nnewline",
+                                   "emoji \U0001f600", "nul\x00model"])
+def test_one_pass_reader_agrees_on_text_in_documents(model: str) -> None:
+    """A document's text that json.dumps escapes (the doc_hash is of json.dumps's text); one
+    holding a NUL escape is left to the exact reader."""
+    gold, predictions = tiny()
+    exact, fast, named = exact_and_fast(samples_file(gold, predictions, model=model), gold)
+    assert not named and exact is not None and exact.info.model == model
+    if "\x00" in model:
+        assert fast is None
+    else:
+        assert_same_read(fast, exact)
+
+
+@pytest.mark.parametrize("escape", ["\\ud800", "\\udc00", "\\ud800\\u0041"])
+def test_a_lone_surrogate_anywhere_takes_the_exact_reader(escape: str) -> None:
+    gold, predictions = tiny()
+    data = samples_file(gold, predictions).replace(b'"arg_0": "', f'"arg_0": "{escape}'.encode())
+    exact, fast, named = exact_and_fast(data, gold)
+    assert fast is None and exact is not None and not named
+    assert parse_file(data, gold).answers == parse_file(samples_file(gold, predictions),
+                                                        gold).answers
+
+
+def test_bad_utf8_in_a_skipped_field_is_refused_naming_line_and_key() -> None:
+    """msgspec skips a field without reading its UTF-8; the upload still refuses the file as
+    the exact reader does, naming the line and the key."""
+    gold, predictions = tiny()
+    data = samples_file(gold, predictions)
+    second = data.index(b"\n") + 1
+    data = data[:second] + data[second:].replace(b'"arg_0": "', b'"arg_0": "\xff', 1)
+    exact, fast, named = exact_and_fast(data, gold)
+    assert fast is None and exact is None
+    assert len(named) == 1 and named[0].startswith("s.jsonl:2: not valid UTF-8")
+    with pytest.raises(ValidationError) as error:
+        parse_file(data, gold, filename="s.jsonl")
+    assert problems(error) == named and "(key 'arguments')" in named[0]
 
 
 def test_the_server_reads_harness_files_with_no_harness_installed(tmp_path: Path) -> None:
