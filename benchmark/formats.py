@@ -456,11 +456,6 @@ def too_many_records(gold: GoldSplit, limit: int) -> str:
             "the file was read up to here")
 
 
-def _too_many_values(line: str) -> bool:
-    """True when one record's line holds more JSON punctuation than any record needs."""
-    return line.count(",") + line.count(":") > limits.MAX_PUNCTUATION_PER_RECORD
-
-
 def _jsonl_entries(text: str, gold: GoldSplit, problems: _Collector) -> Iterator[Entry]:
     cap = _RecordCap(gold, problems)
     for number, line in _lines(text):
@@ -468,7 +463,7 @@ def _jsonl_entries(text: str, gold: GoldSplit, problems: _Collector) -> Iterator
             continue
         if cap.over(number):
             return
-        if _too_many_values(line):
+        if limits.values_exceed(line, limits.MAX_PUNCTUATION_PER_RECORD):
             problems.add(f"record holds more than {limits.MAX_PUNCTUATION_PER_RECORD} JSON "
                          "values and fields (',' and ':'); a prediction record needs a few",
                          number)
@@ -819,7 +814,7 @@ def _entries(text: str, gold: GoldSplit, problems: _Collector) -> tuple[str, Ite
             problems.add(too_many_records(gold, limits.max_records(len(gold))), line)
             problems.unreadable = True
             return "json", iter(())
-        if text.count(",") + text.count(":") > limits.max_punctuation(len(gold)):
+        if limits.values_exceed(text, limits.max_punctuation(len(gold))):
             problems.add(
                 f"one JSON document with more values and fields (',' and ':') than "
                 f"{limits.max_records(len(gold))} records could hold (at most "

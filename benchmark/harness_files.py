@@ -234,19 +234,8 @@ def check_document_bounds(data: bytes, gold: GoldSplit, filename: str) -> None:
     Nesting needs no pass of its own: the decoders raise RecursionError past about 1,000
     levels, which the readers turn into a problem, and nothing here recurses below that."""
     cap = limits.max_harness_records(len(gold)) * limits.MAX_PUNCTUATION_PER_HARNESS_RECORD
-    if _values_exceed(data, cap):
+    if limits.values_exceed(data, cap):
         raise ValidationError([Problem(filename, _too_many_values(cap))])
-
-
-def _values_exceed(text: str | bytes, cap: int) -> bool:
-    """More than `cap` JSON values: every value but a container's first follows a `,` and
-    every field a `:`. A text of at most 2 * cap characters cannot hold more, so a real
-    line (about 3 KB) costs no count at all."""
-    if len(text) <= 2 * cap:
-        return False
-    if isinstance(text, str):
-        return text.count(",") + text.count(":") > cap
-    return text.count(b",") + text.count(b":") > cap
 
 
 def _too_many_values(cap: int) -> str:
@@ -327,7 +316,7 @@ def _samples_records(data: bytes, gold: GoldSplit, filename: str,
         if not line.strip():
             continue
         cap = limits.MAX_PUNCTUATION_PER_HARNESS_RECORD
-        if _values_exceed(line, cap):
+        if limits.values_exceed(line, cap):
             problems.add(_too_many_values(cap), number)
             continue
         if limits.json_depth_exceeds(line.encode(), limits.MAX_HARNESS_JSON_DEPTH):
@@ -393,7 +382,7 @@ def _fast_lm_eval(data: bytes, gold: GoldSplit,
             begin, start = start, stop + 1
             if begin == stop or (data[begin] != 0x7B and bytes(line).isspace()):  # 0x7B: {
                 continue
-            if stop - begin > 2 * cap and _values_exceed(bytes(line), cap):
+            if stop - begin > 2 * cap and limits.values_exceed(bytes(line), cap):
                 return None
             sample = decode_sample(line)
             if chosen is None:

@@ -81,6 +81,17 @@ def max_punctuation(examples: int) -> int:
     return max_records(examples) * MAX_PUNCTUATION_PER_RECORD
 
 
+def values_exceed(text: str | bytes, cap: int) -> bool:
+    """More than `cap` JSON values and fields: every value but a container's first follows a
+    `,` and every field a `:`, so their count bounds what a parser would build. A text of at
+    most 2 * cap characters cannot hold more, so a short record costs no count at all."""
+    if len(text) <= 2 * cap:
+        return False
+    if isinstance(text, str):
+        return text.count(",") + text.count(":") > cap
+    return text.count(b",") + text.count(b":") > cap
+
+
 def json_depth_exceeds(body: bytes, max_depth: int = MAX_JSON_DEPTH) -> bool:
     """True when a JSON text nests deeper than max_depth (brackets inside strings aside).
 
