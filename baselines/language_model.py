@@ -114,11 +114,11 @@ def run_language_model(runner: str, shots: int, track: str, split: str, data_dir
                "HF_HOME": str(Path(scratch) / "hf"), "OMP_NUM_THREADS": str(threads)}
         command = lm_eval_command(model, track, split, data_dir, shots, batch_size, seed,
                                   limit, Path(scratch) / "out")
-        done = subprocess.run(command, env=env, cwd=scratch, check=False,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        # lm-eval's own output (its progress bars) goes to the terminal: a run takes hours.
+        done = subprocess.run(command, env=env, cwd=scratch, check=False)
         if done.returncode != 0:
-            raise click.ClickException(f"lm_eval failed (exit {done.returncode}):\n"
-                                       f"{done.stdout[-3000:]}")
+            raise click.ClickException(f"lm_eval failed (exit {done.returncode}); its output "
+                                       "is above")
         found = sorted((Path(scratch) / "out").rglob("samples_*.jsonl"))
         if len(found) != 1:
             raise click.ClickException(f"lm_eval wrote {len(found)} samples files, not one")

@@ -348,8 +348,9 @@ def _reported_entry(item: dict[str, Any]) -> ReportedEntry:
               help="Run only on these splits (default: dev and test).")
 @click.option("--with-minilm", is_flag=True, help="Also run id-minilm (trains for minutes).")
 @click.option("--quick", is_flag=True,
-              help="The quick start's set: paper numbers, id-random, id-tfidf and nn-train "
-                   "(read from the committed reference files in submissions/reference/).")
+              help="The quick start's set: paper numbers, id-random, id-tfidf, nn-train and "
+                   "the SmolLM2 entries (read from the committed reference files in "
+                   "submissions/reference/).")
 @click.option("--reported-only", is_flag=True, help="Only load or refresh the paper's numbers.")
 @click.option("--data", type=click.Path(file_okay=False, path_type=Path),
               help="Release folder the runners read (default: $SITUATEDQA_DATA, else "
