@@ -7,10 +7,13 @@ label is the range of the ranks in it ("1–3"), or the single rank ("4").
 
 Only the entries of the visible page are resolved: the walk goes up from each entry until
 a separation is found (where its group starts) and down until one is found (where it ends).
-The ranked order (ids only) and the pairwise decisions are cached per worker under the
-board's generation stamp (see board_generation), which every request reads afresh from
-the database: no worker serves a stale group, and a page whose pairs have been tested costs
-one indexed read.
+The ranked order (ids only) is cached per worker under the board's generation stamp (see
+board_generation), which every request reads afresh from the database: no worker serves a
+stale group. The pairwise decisions outlive a generation: a decision depends only on the
+two score rows' outcomes, which no board change alters (a rescore in place writes new rows
+and bumps every board's stamp, which files the decisions afresh), so after an upload only
+the pairs beside the new entry are tested again, and a page whose pairs have been tested
+costs one indexed read and a walk over cached decisions.
 """
 
 from __future__ import annotations
@@ -40,6 +43,9 @@ DEFAULT_RESAMPLES = 1000
 MAX_WALK = 200
 #: Outcomes are read for this many neighbours on either side at once.
 OUTCOME_BATCH = 30
+#: Pairwise decisions kept per board (across its generations); beyond it they start afresh
+#: (about 150 bytes each).
+MAX_DECISIONS = 200_000
 EN_DASH = "\u2013"
 
 
@@ -114,9 +120,13 @@ def ranked_rows(generation: tuple[Any, ...]) -> tuple[Ranked, ...]:
 class _Walk:
     """Pairwise decisions and group bounds along one board generation, filled lazily."""
 
-    def __init__(self, track: str, rows: Sequence[Ranked], resamples: int) -> None:
+    def __init__(self, track: str, rows: Sequence[Ranked], resamples: int,
+                 decisions: dict[tuple[int, int], bool] | None = None) -> None:
         self.track, self.rows, self.resamples = track, rows, resamples
         self.joined: dict[int, bool] = {}
+        #: Decisions by the (above, below) score ids, shared with the board's other
+        #: generations (see board_decisions).
+        self.decisions: dict[tuple[int, int], bool] = {} if decisions is None else decisions
         self.first: dict[int, int] = {}
         self.last: dict[int, int] = {}
         self.outcomes: dict[int, bytes] = {}
@@ -137,9 +147,16 @@ class _Walk:
         if position <= 0:
             return False
         if position not in self.joined:
-            p_value = paired_p_value(self.track, self.codes(position - 1),
-                                     self.codes(position), self.resamples)
-            self.joined[position] = p_value >= ALPHA
+            pair = (self.rows[position - 1].score_id, self.rows[position].score_id)
+            decided = self.decisions.get(pair)
+            if decided is None:
+                p_value = paired_p_value(self.track, self.codes(position - 1),
+                                         self.codes(position), self.resamples)
+                decided = p_value >= ALPHA
+                if len(self.decisions) >= MAX_DECISIONS:
+                    self.decisions.clear()
+                self.decisions[pair] = decided
+            self.joined[position] = decided
         return self.joined[position]
 
     def bound(self, position: int, step: int) -> int:
@@ -159,9 +176,20 @@ class _Walk:
 
 
 @functools.lru_cache(maxsize=32)
+def board_decisions(board: tuple[Any, ...], resamples: int) -> dict[tuple[int, int], bool]:
+    """The pairwise decisions of a board, by (above, below) score ids, kept across its
+    generations. `board` is board_generation's key without the board's own generation:
+    database, track, split, version, the every-board generation (bumped by a rescore in
+    place, which rewrites score rows) and the cache token."""
+    return {}
+
+
+@functools.lru_cache(maxsize=32)
 def _walk(generation: tuple[Any, ...], resamples: int) -> _Walk:
     """The walk of one board generation, shared by the requests a worker serves."""
-    return _Walk(generation[1], ranked_rows(generation), resamples)
+    board = (*generation[:4], *generation[5:])  # without the board's own generation
+    return _Walk(generation[1], ranked_rows(generation), resamples,
+                 board_decisions(board, resamples))
 
 
 def rank_groups(track: str, split: str, version_id: int,
