@@ -71,11 +71,13 @@ def prediction_lines(gold: GoldSplit) -> tuple[list[str], list[str]]:
     return right, wrong
 
 
-def seed(gold: GoldSet, n: int, rng: np.random.Generator,
-         resamples: int) -> dict[tuple[str, str], int]:
-    """N submissions with distinct stored files, each with its first-version score and its
-    stored predictions as an upload writes them (parsed and scored here, as on upload, with
-    the error classes: a row without them cannot be rescored from its outcomes)."""
+def seed(gold: GoldSet, n: int, rng: np.random.Generator, resamples: int,
+         distinct: int | None = None) -> dict[tuple[str, str], int]:
+    """N submissions, each with its first-version score and its stored predictions as an
+    upload writes them (parsed and scored here, as on upload, with the error classes: a row
+    without them cannot be rescored from its outcomes). Their files are distinct, or with
+    `distinct` they repeat after that many (rounded to a multiple of the boards): seeding
+    then parses and scores that many, and a rescore still scores every row."""
     version = gold_store.active_version()
     user = User(username="bench", email="bench@example.org", password_hash="x",
                 team=Team(name="bench"))
@@ -84,24 +86,31 @@ def seed(gold: GoldSet, n: int, rng: np.random.Generator,
     boards = [(t, s) for t, s in gold.available() if s in SPLITS]
     lines = {where: prediction_lines(gold.get(*where)) for where in boards}
     per_board = dict.fromkeys(boards, 0)
+    cycle = n if distinct is None else max(1, -(-distinct // len(boards))) * len(boards)
+    made: dict[int, tuple[str, bytes, Any]] = {}
     for start in range(0, n, SEED_BATCH):
         submissions, results = [], []
         for i in range(start, min(n, start + SEED_BATCH)):
             track, split = boards[i % len(boards)]
             per_board[track, split] += 1
-            right, wrong = lines[(track, split)]
-            mask = rng.random(len(right)) < rng.uniform(0.2, 0.9)
-            data = ("\n".join(r if ok else w for r, w, ok in zip(right, wrong, mask, strict=True))
-                    + "\n").encode()
-            inputs = gold.get(track, split)
-            predictions = parse_predictions(data, inputs, filename="predictions.jsonl")
-            results.append(score(inputs, predictions, resamples=resamples,
-                                 errors=gold_store.error_tables_in(gold, inputs)))
+            if i % cycle not in made:
+                right, wrong = lines[(track, split)]
+                mask = rng.random(len(right)) < rng.uniform(0.2, 0.9)
+                data = ("\n".join(r if ok else w
+                                  for r, w, ok in zip(right, wrong, mask, strict=True))
+                        + "\n").encode()
+                inputs = gold.get(track, split)
+                predictions = parse_predictions(data, inputs, filename="predictions.jsonl")
+                result = score(inputs, predictions, resamples=resamples,
+                               errors=gold_store.error_tables_in(gold, inputs))
+                made[i % cycle] = (blobs.put(data), encode_predictions(predictions, inputs),
+                                   result)
+            sha256, stored, result = made[i % cycle]
+            results.append(result)
             submissions.append(Submission(
                 user_id=user.id, team_id=user.team_id, track=track, split=split,
-                file_sha256=blobs.put(data), filename="predictions.jsonl", format="jsonl",
-                method_name=f"bench {i}", visibility="public",
-                predictions=encode_predictions(predictions, inputs)))
+                file_sha256=sha256, filename="predictions.jsonl", format="jsonl",
+                method_name=f"bench {i}", visibility="public", predictions=stored))
         db.session.add_all(submissions)
         db.session.flush()
         db.session.add_all([score_row(s, version, result)
@@ -242,7 +251,8 @@ def measure(args: argparse.Namespace, n: int, release: Path) -> dict[str, Any]:
             gold = import_release(release)
             gold_store.register_first_version(gold)
             started = time.perf_counter()
-            per_board = seed(gold, n, np.random.default_rng(0), args.resamples)
+            per_board = seed(gold, n, np.random.default_rng(0), args.resamples,
+                             args.distinct_files)
             seeded = time.perf_counter() - started
             first = versions.build_version(update_text(gold, "changed", 0), "bench.jsonl",
                                            "bench-incremental", date(2024, 1, 1), "", None)
@@ -288,6 +298,9 @@ def main() -> None:
     parser.add_argument("--sizes", type=lambda text: [int(v) for v in text.split(",")],
                         help="several counts of stored submissions, comma-separated (e.g. "
                              "10000,20000,50000), each in a fresh database; overrides -n")
+    parser.add_argument("--distinct-files", type=int, default=None,
+                        help="files repeat after this many (default: every file distinct); "
+                             "seeding parses and scores only these, a rescore every row")
     parser.add_argument("--concurrency", type=int, default=2, help="worker processes")
     parser.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples")
     parser.add_argument("--database-url", default=os.environ.get(
