@@ -18,7 +18,6 @@ costs one indexed read and a walk over cached decisions.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -44,8 +43,8 @@ MAX_WALK = 200
 #: Outcomes are read for this many neighbours on either side at once.
 OUTCOME_BATCH = 30
 #: Pairwise decisions kept per board (across its generations); beyond it they start afresh
-#: (about 150 bytes each).
-MAX_DECISIONS = 200_000
+#: (about 160 bytes each).
+MAX_DECISIONS = 100_000
 EN_DASH = "\u2013"
 
 
@@ -102,9 +101,29 @@ def board_generation(track: str, split: str, version_id: int) -> tuple[Any, ...]
             board_cache.cache().token)
 
 
-@functools.lru_cache(maxsize=64)
+def _board_and_generation(generation: tuple[Any, ...]) -> tuple[tuple[Any, ...],
+                                                                 tuple[int, ...]]:
+    """board_generation's key split into the board (database, track, split, version, token)
+    and its stamp numbers (board, every)."""
+    return (*generation[:4], generation[6]), (generation[4], generation[5])
+
+
+#: Per board, the ranked rows and the walk of its newest generation only (a busy board's
+#: older generations are never read again; one kept per upload would hold every entry).
+_RANKED: board_cache.Newest[tuple[Ranked, ...]] = board_cache.Newest()
+_WALKS: board_cache.Newest[_Walk] = board_cache.Newest()
+#: Per board and resamples, the pairwise decisions of its newest every-board generation.
+_DECISIONS: board_cache.Newest[dict[tuple[int, int], bool]] = board_cache.Newest(8)
+
+
 def ranked_rows(generation: tuple[Any, ...]) -> tuple[Ranked, ...]:
     """Every visible scored entry of a board in primary-metric order, per generation."""
+    board, stamp = _board_and_generation(generation)
+    return _RANKED.get(board, stamp, lambda: _ranked_rows(generation))
+
+
+def _ranked_rows(generation: tuple[Any, ...]) -> tuple[Ranked, ...]:
+    """ranked_rows, read from the database."""
     _, track, split, version_id = generation[:4]
     rank = func.rank().over(order_by=Score.primary_metric.desc().nulls_last())
     rows = db.session.execute(
@@ -175,21 +194,20 @@ class _Walk:
         return found
 
 
-@functools.lru_cache(maxsize=32)
-def board_decisions(board: tuple[Any, ...], resamples: int) -> dict[tuple[int, int], bool]:
+def board_decisions(board: tuple[Any, ...], every: int,
+                    resamples: int) -> dict[tuple[int, int], bool]:
     """The pairwise decisions of a board, by (above, below) score ids, kept across its
-    generations. `board` is board_generation's key without the board's own generation:
-    database, track, split, version, the every-board generation (bumped by a rescore in
-    place, which rewrites score rows) and the cache token."""
-    return {}
+    generations while the every-board generation (bumped by a rescore in place, which
+    rewrites score rows) stays the same. `board`: database, track, split, version, token."""
+    return _DECISIONS.get((*board, resamples), (every,), dict)
 
 
-@functools.lru_cache(maxsize=32)
 def _walk(generation: tuple[Any, ...], resamples: int) -> _Walk:
     """The walk of one board generation, shared by the requests a worker serves."""
-    board = (*generation[:4], *generation[5:])  # without the board's own generation
-    return _Walk(generation[1], ranked_rows(generation), resamples,
-                 board_decisions(board, resamples))
+    board, stamp = _board_and_generation(generation)
+    return _WALKS.get((*board, resamples), stamp, lambda: _Walk(
+        generation[1], ranked_rows(generation), resamples,
+        board_decisions(board, stamp[1], resamples)))
 
 
 def rank_groups(track: str, split: str, version_id: int,

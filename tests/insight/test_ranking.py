@@ -92,7 +92,7 @@ def test_decisions_outlive_a_board_generation(app: Flask, three: dict[str, Any],
     page = client.get("/leaderboards/geo?split=test").get_data(as_text=True)
     assert len(tested) == 1  # C-D: A-B and B-C were decided under the last generation
     assert page.count("group 3\u20134") == 2
-    ranking.board_decisions.cache_clear()
+    ranking._DECISIONS.clear()  # a fresh walk: no decision kept
     with app.test_request_context():
         fresh = ranking.rank_groups("geo", "test", active_version().id, [*three.values(), late])
     assert [fresh[three[name]] for name in "ABC"] + [fresh[late]] == [
