@@ -18,6 +18,7 @@ The worker's processes parse each gold version on first use: that is inside the 
 The worker's log (INFO) says how many rows each batch took from the parent's outcomes.
 
 Usage: SITUATEDQA_DATA=/path/to/release python scripts/bench_rescore.py [-n 10000]
+           [--sizes 10000,20000,50000]  (each size in a fresh database; then how each grows)
 """
 
 from __future__ import annotations
@@ -70,10 +71,13 @@ def prediction_lines(gold: GoldSplit) -> tuple[list[str], list[str]]:
     return right, wrong
 
 
-def seed(gold: GoldSet, n: int, rng: np.random.Generator,
-         resamples: int) -> dict[tuple[str, str], int]:
-    """N submissions with distinct stored files, each with its first-version score and its
-    stored predictions as an upload writes them (parsed and scored here, as on upload)."""
+def seed(gold: GoldSet, n: int, rng: np.random.Generator, resamples: int,
+         distinct: int | None = None) -> dict[tuple[str, str], int]:
+    """N submissions, each with its first-version score and its stored predictions as an
+    upload writes them (parsed and scored here, as on upload, with the error classes: a row
+    without them cannot be rescored from its outcomes). Their files are distinct, or with
+    `distinct` they repeat after that many (rounded to a multiple of the boards): seeding
+    then parses and scores that many, and a rescore still scores every row."""
     version = gold_store.active_version()
     user = User(username="bench", email="bench@example.org", password_hash="x",
                 team=Team(name="bench"))
@@ -82,23 +86,31 @@ def seed(gold: GoldSet, n: int, rng: np.random.Generator,
     boards = [(t, s) for t, s in gold.available() if s in SPLITS]
     lines = {where: prediction_lines(gold.get(*where)) for where in boards}
     per_board = dict.fromkeys(boards, 0)
+    cycle = n if distinct is None else max(1, -(-distinct // len(boards))) * len(boards)
+    made: dict[int, tuple[str, bytes, Any]] = {}
     for start in range(0, n, SEED_BATCH):
         submissions, results = [], []
         for i in range(start, min(n, start + SEED_BATCH)):
             track, split = boards[i % len(boards)]
             per_board[track, split] += 1
-            right, wrong = lines[(track, split)]
-            mask = rng.random(len(right)) < rng.uniform(0.2, 0.9)
-            data = ("\n".join(r if ok else w for r, w, ok in zip(right, wrong, mask, strict=True))
-                    + "\n").encode()
-            inputs = gold.get(track, split)
-            predictions = parse_predictions(data, inputs, filename="predictions.jsonl")
-            results.append(score(inputs, predictions, resamples=resamples))
+            if i % cycle not in made:
+                right, wrong = lines[(track, split)]
+                mask = rng.random(len(right)) < rng.uniform(0.2, 0.9)
+                data = ("\n".join(r if ok else w
+                                  for r, w, ok in zip(right, wrong, mask, strict=True))
+                        + "\n").encode()
+                inputs = gold.get(track, split)
+                predictions = parse_predictions(data, inputs, filename="predictions.jsonl")
+                result = score(inputs, predictions, resamples=resamples,
+                               errors=gold_store.error_tables_in(gold, inputs))
+                made[i % cycle] = (blobs.put(data), encode_predictions(predictions, inputs),
+                                   result)
+            sha256, stored, result = made[i % cycle]
+            results.append(result)
             submissions.append(Submission(
                 user_id=user.id, team_id=user.team_id, track=track, split=split,
-                file_sha256=blobs.put(data), filename="predictions.jsonl", format="jsonl",
-                method_name=f"bench {i}", visibility="public",
-                predictions=encode_predictions(predictions, inputs)))
+                file_sha256=sha256, filename="predictions.jsonl", format="jsonl",
+                method_name=f"bench {i}", visibility="public", predictions=stored))
         db.session.add_all(submissions)
         db.session.flush()
         db.session.add_all([score_row(s, version, result)
@@ -187,12 +199,13 @@ def tree_cpu(pid: int) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
-def batch_counts(log_path: Path, name: str) -> tuple[int, int]:
-    """(rows from the parent's outcomes, files read and scored) in the worker log for a version."""
-    pattern = re.compile(rf"version {re.escape(name)}: (\d+) rows from the parent's outcomes, "
-                         r"(\d+) files read and scored")
+def batch_counts(log_path: Path, name: str) -> tuple[int, int, int]:
+    """(rows carried over, rows from the parent's outcomes, files read and scored) in the
+    worker log for a version."""
+    pattern = re.compile(rf"version {re.escape(name)}: (\d+) rows carried over, (\d+) from "
+                         r"the parent's outcomes, (\d+) files read and scored")
     found = [tuple(map(int, m.groups())) for m in pattern.finditer(log_path.read_text())]
-    return sum(a for a, _ in found), sum(b for _, b in found)
+    return (sum(f[0] for f in found), sum(f[1] for f in found), sum(f[2] for f in found))
 
 
 def stop(worker: subprocess.Popen[bytes]) -> None:
@@ -206,19 +219,9 @@ def stop(worker: subprocess.Popen[bytes]) -> None:
         worker.wait(timeout=30)
 
 
-def main() -> None:
-    """Seed, start a worker, time an incremental and a full activation; print a table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("-n", type=int, default=10_000, help="stored submissions")
-    parser.add_argument("--concurrency", type=int, default=2, help="worker processes")
-    parser.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples")
-    parser.add_argument("--database-url", default=os.environ.get(
-        "TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"))
-    parser.add_argument("--sqlite", action="store_true", help="use an SQLite file instead")
-    parser.add_argument("--broker-url", default=None,
-                        help="the workers' broker (default: an SQLite file, the embedded one)")
-    args = parser.parse_args()
-    release = Path(os.environ.get("SITUATEDQA_DATA", str(ROOT.parent / "shared" / "situatedqa")))
+def measure(args: argparse.Namespace, n: int, release: Path) -> dict[str, Any]:
+    """Seed n files in a fresh schema (or SQLite file), start a worker, time an incremental
+    and a full activation; the figures."""
     tmp = Path(tempfile.mkdtemp(prefix="bench-rescore-"))
     schema = f"bench_{secrets.token_hex(4)}"
     admin = None
@@ -248,7 +251,8 @@ def main() -> None:
             gold = import_release(release)
             gold_store.register_first_version(gold)
             started = time.perf_counter()
-            per_board = seed(gold, args.n, np.random.default_rng(0), args.resamples)
+            per_board = seed(gold, n, np.random.default_rng(0), args.resamples,
+                             args.distinct_files)
             seeded = time.perf_counter() - started
             first = versions.build_version(update_text(gold, "changed", 0), "bench.jsonl",
                                            "bench-incremental", date(2024, 1, 1), "", None)
@@ -267,14 +271,14 @@ def main() -> None:
         while " ready." not in log_path.read_text() and time.monotonic() < deadline:
             time.sleep(0.5)
         time.sleep(1)
-        cpu_start, load_a = tree_cpu(worker.pid), os.getloadavg()[0]
-        incremental, job_a = activate(app, env, names[0], full=False)
-        cpu_a, load_a = tree_cpu(worker.pid) - cpu_start, max(load_a, os.getloadavg()[0])
-        from_parent_a, read_a = batch_counts(log_path, names[0])
-        cpu_start, load_b = tree_cpu(worker.pid), os.getloadavg()[0]
-        full, job_b = activate(app, env, names[1], full=True)
-        cpu_b, load_b = tree_cpu(worker.pid) - cpu_start, max(load_b, os.getloadavg()[0])
-        from_parent_b, read_b = batch_counts(log_path, names[1])
+        figures: dict[str, Any] = {"n": n, "seeded": seeded}
+        for kind, name, full in (("incremental", names[0], False), ("full", names[1], True)):
+            cpu_start, load = tree_cpu(worker.pid), os.getloadavg()[0]
+            elapsed, job = activate(app, env, name, full=full)
+            figures[kind] = {
+                "seconds": elapsed, "cpu": tree_cpu(worker.pid) - cpu_start,
+                "load": max(load, os.getloadavg()[0]), "status": job.status,
+                "counts": batch_counts(log_path, name)}
     finally:
         if worker is not None:
             stop(worker)
@@ -282,7 +286,36 @@ def main() -> None:
             with admin.begin() as connection:
                 connection.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
             admin.dispose()
-    changed = per_board.get(("temp", "dev"), 0) + per_board.get(("temp", "test"), 0)
+    figures["changed"] = per_board.get(("temp", "dev"), 0) + per_board.get(("temp", "test"), 0)
+    return figures
+
+
+def main() -> None:
+    """Seed, start a worker, time an incremental and a full activation at each size; print
+    a table, and with several sizes how each figure grows."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", type=int, default=10_000, help="stored submissions")
+    parser.add_argument("--sizes", type=lambda text: [int(v) for v in text.split(",")],
+                        help="several counts of stored submissions, comma-separated (e.g. "
+                             "10000,20000,50000), each in a fresh database; overrides -n")
+    parser.add_argument("--distinct-files", type=int, default=None,
+                        help="files repeat after this many (default: every file distinct); "
+                             "seeding parses and scores only these, a rescore every row")
+    parser.add_argument("--concurrency", type=int, default=2, help="worker processes")
+    parser.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples")
+    parser.add_argument("--database-url", default=os.environ.get(
+        "TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"))
+    parser.add_argument("--sqlite", action="store_true", help="use an SQLite file instead")
+    parser.add_argument("--broker-url", default=None,
+                        help="the workers' broker (default: an SQLite file, the embedded one)")
+    args = parser.parse_args()
+    release = Path(os.environ.get("SITUATEDQA_DATA", str(ROOT.parent / "shared" / "situatedqa")))
+    sizes = args.sizes or [args.n]
+    results = []
+    for n in sizes:
+        results.append(measure(args, n, release))
+        print(f"measured {n} stored submissions: {json.dumps(results[-1])}", file=sys.stderr,
+              flush=True)
     cpu = next((line.split(":", 1)[1].strip() for line in
                 Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")),
                platform.processor())
@@ -290,15 +323,31 @@ def main() -> None:
           f"{'SQLite' if args.sqlite else 'PostgreSQL'}, broker "
           f"{args.broker_url.split(':')[0] if args.broker_url else 'embedded SQLite'}; "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average "
-          f"{os.getloadavg()[0]:.1f}; seeded {args.n} files in {seeded:.0f} s")
-    print("| rescore | worker processes | rows rescored from the parent's outcomes | files "
-          "read and scored | seconds (wall) | worker CPU seconds | load average | job |")
-    print("|---|---|---|---|---|---|---|---|")
-    print(f"| incremental, 50-example update | {args.concurrency} | {from_parent_a} (of "
-          f"{changed} on the changed boards; {args.n - changed} carried over) | {read_a} | "
-          f"{incremental:.1f} | {cpu_a:.1f} | {load_a:.1f} | {job_a.status} |")
-    print(f"| full | {args.concurrency} | {from_parent_b} | {read_b} | {full:.1f} | "
-          f"{cpu_b:.1f} | {load_b:.1f} | {job_b.status} |")
+          f"{os.getloadavg()[0]:.1f}; seeded "
+          + ", ".join(f"{r['n']} files in {r['seeded']:.0f} s" for r in results))
+    print("| stored | rescore | worker processes | rows carried over | rows rescored from the "
+          "parent's outcomes | files read and scored | seconds (wall) | worker CPU seconds | "
+          "load average | job |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in results:
+        for kind in ("incremental", "full"):
+            f = r[kind]
+            carried, from_parent, read = f["counts"]
+            label = "incremental, 50-example update" if kind == "incremental" else "full"
+            print(f"| {r['n']:,} | {label} | {args.concurrency} | {carried} | {from_parent} | "
+                  f"{read} | {f['seconds']:.1f} | {f['cpu']:.1f} | {f['load']:.1f} | "
+                  f"{f['status']} |")
+    if len(results) > 1:
+        base = results[0]
+        changed = ", ".join(f"{r['changed']:,}" for r in results)
+        print(f"Growth against {base['n']:,} stored (work: stored submissions; rows on the "
+              f"changed boards {changed}):")
+        for r in results[1:]:
+            print(f"  {r['n'] / base['n']:.0f}x the submissions: incremental "
+                  f"{r['incremental']['cpu'] / base['incremental']['cpu']:.2f}x worker CPU "
+                  f"({r['incremental']['seconds'] / base['incremental']['seconds']:.2f}x wall), "
+                  f"full {r['full']['cpu'] / base['full']['cpu']:.2f}x worker CPU "
+                  f"({r['full']['seconds'] / base['full']['seconds']:.2f}x wall)")
     print("Seconds: from `gold activate --background` (a CLI start, ~1-2 s) to the job reading "
           "done; worker CPU: the worker and its pool, user + system (PostgreSQL's apart); "
           "load average: the higher of its values at the start and the end.")

@@ -8,10 +8,12 @@ path has to remember to bump, and a direct SQL write outside the session must bu
 (see bump_sql).
 
 A request reads the two numbers of its board once (one indexed read). The cache keeps, per
-(track, split, gold version, board numbers), the ranked order of each filter and sort asked
-for (ids and ranks) and the entries of the pages shown. A reader reads the stamp before the
-data, so what it caches is never older than the stamp it is filed under: whichever process or
-host made a change, the next read anywhere misses the cache and sees it.
+(track, split, gold version), the ranked order of each filter and sort asked for (ids and
+ranks) and the entries of the pages shown, of the newest board numbers read: a newer stamp
+replaces them, so a busy board holds one generation, not one per upload. A reader reads the
+stamp before the data, so what it caches is never older than the stamp it is filed under:
+whichever process or host made a change, the next read anywhere misses the cache and sees
+it (a reader that read an older stamp than the cached one computes its answer uncached).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from flask import current_app, g, has_app_context
 from sqlalchemy import and_, event, or_, select, text
@@ -33,8 +35,8 @@ from ..models import BoardStamp, GoldVersion, ReportedEntry, Score, Submission, 
 
 #: The row every board reads as well: a change to it invalidates every board.
 EVERY = ("*", "*")
-#: Board generations per process whose orders and entries are kept (least recently used
-#: dropped).
+#: Boards (track, split, gold version) per process whose newest generation's orders and
+#: entries are kept (least recently used dropped).
 MAX_BOARDS = 16
 #: Orders (filter and sort combinations) kept per board generation, least recently used
 #: dropped: about 170 KB each on a board of 10,000 entries.
@@ -163,6 +165,45 @@ class BoardData:
         return found
 
 
+def newer(generation: tuple[int, ...], than: tuple[int, ...]) -> bool:
+    """Whether a generation (stamp numbers, which only grow) is not older than another."""
+    return all(new >= old for new, old in zip(generation, than, strict=True))
+
+
+class Newest(Generic[T]):
+    """Per board, the value computed for its newest generation only (at most `boards` boards,
+    least recently used dropped). A value for an older generation than the kept one is
+    computed and not kept."""
+
+    def __init__(self, boards: int = MAX_BOARDS) -> None:
+        self.boards = boards
+        self.lock = threading.Lock()
+        self.values: OrderedDict[tuple[Any, ...], tuple[tuple[int, ...], T]] = OrderedDict()
+
+    def get(self, board: tuple[Any, ...], generation: tuple[int, ...],
+            compute: Callable[[], T]) -> T:
+        """The board's value at a generation, computed on first use."""
+        with self.lock:
+            found = self.values.get(board)
+            if found is not None and found[0] == generation:
+                self.values.move_to_end(board)
+                return found[1]
+        value = compute()
+        with self.lock:
+            found = self.values.get(board)
+            if found is None or newer(generation, found[0]):
+                self.values[board] = (generation, value)
+                self.values.move_to_end(board)
+                while len(self.values) > self.boards:
+                    self.values.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        """Forget every board."""
+        with self.lock:
+            self.values.clear()
+
+
 class BoardCache:
     """One app's caches, each filed under the stamps it was computed at."""
 
@@ -170,20 +211,26 @@ class BoardCache:
         #: Told apart from another app's in keys of module-level caches (see ranking).
         self.token = secrets.token_hex(8)
         self.lock = threading.Lock()
-        self.boards: OrderedDict[tuple[Any, ...], BoardData] = OrderedDict()
+        self.boards: OrderedDict[tuple[Any, ...], tuple[tuple[int, ...], BoardData]] = (
+            OrderedDict())
         self.every: dict[tuple[Any, ...], Any] = {}
         self.every_generation = -1
 
     def board(self, key: tuple[Any, ...]) -> BoardData:
-        """The data of a board generation (created empty on first use)."""
+        """The data of a board generation, key (track, split, version id, board generation,
+        every generation): created empty on first use; kept while it is the newest read."""
+        board, generation = key[:3], tuple(key[3:])
         with self.lock:
-            data = self.boards.get(key)
-            if data is None:
-                data = self.boards[key] = BoardData()
+            found = self.boards.get(board)
+            if found is not None and found[0] == generation:
+                self.boards.move_to_end(board)
+                return found[1]
+            data = BoardData()
+            if found is None or newer(generation, found[0]):
+                self.boards[board] = (generation, data)
+                self.boards.move_to_end(board)
                 while len(self.boards) > MAX_BOARDS:
                     self.boards.popitem(last=False)
-            else:
-                self.boards.move_to_end(key)
             return data
 
     def shared(self, every: int, key: tuple[Any, ...], compute: Callable[[], T]) -> T:

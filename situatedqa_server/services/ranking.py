@@ -7,15 +7,17 @@ label is the range of the ranks in it ("1–3"), or the single rank ("4").
 
 Only the entries of the visible page are resolved: the walk goes up from each entry until
 a separation is found (where its group starts) and down until one is found (where it ends).
-The ranked order (ids only) and the pairwise decisions are cached per worker under the
-board's generation stamp (see board_generation), which every request reads afresh from
-the database: no worker serves a stale group, and a page whose pairs have been tested costs
-one indexed read.
+The ranked order (ids only) is cached per worker under the board's generation stamp (see
+board_generation), which every request reads afresh from the database: no worker serves a
+stale group. The pairwise decisions outlive a generation: a decision depends only on the
+two score rows' outcomes, which no board change alters (a rescore in place writes new rows
+and bumps every board's stamp, which files the decisions afresh), so after an upload only
+the pairs beside the new entry are tested again, and a page whose pairs have been tested
+costs one indexed read and a walk over cached decisions.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +42,9 @@ DEFAULT_RESAMPLES = 1000
 MAX_WALK = 200
 #: Outcomes are read for this many neighbours on either side at once.
 OUTCOME_BATCH = 30
+#: Pairwise decisions kept per board (across its generations); beyond it they start afresh
+#: (about 160 bytes each).
+MAX_DECISIONS = 100_000
 EN_DASH = "\u2013"
 
 
@@ -96,9 +101,29 @@ def board_generation(track: str, split: str, version_id: int) -> tuple[Any, ...]
             board_cache.cache().token)
 
 
-@functools.lru_cache(maxsize=64)
+def _board_and_generation(generation: tuple[Any, ...]) -> tuple[tuple[Any, ...],
+                                                                 tuple[int, ...]]:
+    """board_generation's key split into the board (database, track, split, version, token)
+    and its stamp numbers (board, every)."""
+    return (*generation[:4], generation[6]), (generation[4], generation[5])
+
+
+#: Per board, the ranked rows and the walk of its newest generation only (a busy board's
+#: older generations are never read again; one kept per upload would hold every entry).
+_RANKED: board_cache.Newest[tuple[Ranked, ...]] = board_cache.Newest()
+_WALKS: board_cache.Newest[_Walk] = board_cache.Newest()
+#: Per board and resamples, the pairwise decisions of its newest every-board generation.
+_DECISIONS: board_cache.Newest[dict[tuple[int, int], bool]] = board_cache.Newest(8)
+
+
 def ranked_rows(generation: tuple[Any, ...]) -> tuple[Ranked, ...]:
     """Every visible scored entry of a board in primary-metric order, per generation."""
+    board, stamp = _board_and_generation(generation)
+    return _RANKED.get(board, stamp, lambda: _ranked_rows(generation))
+
+
+def _ranked_rows(generation: tuple[Any, ...]) -> tuple[Ranked, ...]:
+    """ranked_rows, read from the database."""
     _, track, split, version_id = generation[:4]
     rank = func.rank().over(order_by=Score.primary_metric.desc().nulls_last())
     rows = db.session.execute(
@@ -114,9 +139,13 @@ def ranked_rows(generation: tuple[Any, ...]) -> tuple[Ranked, ...]:
 class _Walk:
     """Pairwise decisions and group bounds along one board generation, filled lazily."""
 
-    def __init__(self, track: str, rows: Sequence[Ranked], resamples: int) -> None:
+    def __init__(self, track: str, rows: Sequence[Ranked], resamples: int,
+                 decisions: dict[tuple[int, int], bool] | None = None) -> None:
         self.track, self.rows, self.resamples = track, rows, resamples
         self.joined: dict[int, bool] = {}
+        #: Decisions by the (above, below) score ids, shared with the board's other
+        #: generations (see board_decisions).
+        self.decisions: dict[tuple[int, int], bool] = {} if decisions is None else decisions
         self.first: dict[int, int] = {}
         self.last: dict[int, int] = {}
         self.outcomes: dict[int, bytes] = {}
@@ -137,9 +166,16 @@ class _Walk:
         if position <= 0:
             return False
         if position not in self.joined:
-            p_value = paired_p_value(self.track, self.codes(position - 1),
-                                     self.codes(position), self.resamples)
-            self.joined[position] = p_value >= ALPHA
+            pair = (self.rows[position - 1].score_id, self.rows[position].score_id)
+            decided = self.decisions.get(pair)
+            if decided is None:
+                p_value = paired_p_value(self.track, self.codes(position - 1),
+                                         self.codes(position), self.resamples)
+                decided = p_value >= ALPHA
+                if len(self.decisions) >= MAX_DECISIONS:
+                    self.decisions.clear()
+                self.decisions[pair] = decided
+            self.joined[position] = decided
         return self.joined[position]
 
     def bound(self, position: int, step: int) -> int:
@@ -158,10 +194,20 @@ class _Walk:
         return found
 
 
-@functools.lru_cache(maxsize=32)
+def board_decisions(board: tuple[Any, ...], every: int,
+                    resamples: int) -> dict[tuple[int, int], bool]:
+    """The pairwise decisions of a board, by (above, below) score ids, kept across its
+    generations while the every-board generation (bumped by a rescore in place, which
+    rewrites score rows) stays the same. `board`: database, track, split, version, token."""
+    return _DECISIONS.get((*board, resamples), (every,), dict)
+
+
 def _walk(generation: tuple[Any, ...], resamples: int) -> _Walk:
     """The walk of one board generation, shared by the requests a worker serves."""
-    return _Walk(generation[1], ranked_rows(generation), resamples)
+    board, stamp = _board_and_generation(generation)
+    return _WALKS.get((*board, resamples), stamp, lambda: _Walk(
+        generation[1], ranked_rows(generation), resamples,
+        board_decisions(board, stamp[1], resamples)))
 
 
 def rank_groups(track: str, split: str, version_id: int,

@@ -7,7 +7,9 @@ from typing import Any
 import numpy as np
 import pytest
 from flask import Flask
+from sqlalchemy import select
 
+from situatedqa_server.extensions import db
 from situatedqa_server.models import User
 from situatedqa_server.services import ranking
 from situatedqa_server.services.gold_store import active_version
@@ -66,3 +68,32 @@ def test_groups_follow_new_submissions(app: Flask, three: dict[str, Any]) -> Non
         add_scored(add_user("late"), "geo", "test", outcomes(149, flip=1), name="D")
     page = client.get("/leaderboards/geo?split=test").get_data(as_text=True)
     assert page.count("group 3\u20134") == 2
+
+
+def test_decisions_outlive_a_board_generation(app: Flask, three: dict[str, Any],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an upload only the pairs beside the new entry are tested again, and the groups
+    are the ones a fresh walk gives."""
+    tested: list[tuple[bytes, bytes]] = []
+    real = ranking.paired_p_value
+
+    def counted(track: str, a: bytes, b: bytes, resamples: int) -> float:
+        tested.append((a, b))
+        return real(track, a, b, resamples)
+
+    monkeypatch.setattr(ranking, "paired_p_value", counted)
+    client = app.test_client()
+    client.get("/leaderboards/geo?split=test")
+    assert len(tested) == 2  # A-B, B-C
+    tested.clear()
+    with app.app_context():  # by a team on the board already (a new team changes every board)
+        ranker = db.session.scalars(select(User).where(User.username == "ranker")).one()
+        late = add_scored(ranker, "geo", "test", outcomes(149, flip=1), name="D").id
+    page = client.get("/leaderboards/geo?split=test").get_data(as_text=True)
+    assert len(tested) == 1  # C-D: A-B and B-C were decided under the last generation
+    assert page.count("group 3\u20134") == 2
+    ranking._DECISIONS.clear()  # a fresh walk: no decision kept
+    with app.test_request_context():
+        fresh = ranking.rank_groups("geo", "test", active_version().id, [*three.values(), late])
+    assert [fresh[three[name]] for name in "ABC"] + [fresh[late]] == [
+        "1\u20132", "1\u20132", "3\u20134", "3\u20134"]

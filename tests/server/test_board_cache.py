@@ -165,3 +165,38 @@ def test_every_change_makes_the_next_read_fresh(app: Flask, release_gold: GoldSe
         db.session.execute(text(board_cache.bump_sql()), {"track": "geo", "split": "dev"})
         db.session.commit()
     assert names(client) == ["renamed"]
+
+
+def test_a_board_keeps_its_newest_generation_only(app: Flask, release_gold: GoldSet) -> None:
+    """Uploads make new generations; the cache holds one per board (the newest), so a busy
+    board's memory does not grow with its uploads; a reader of an older stamp gets data
+    of its own without replacing the newest."""
+    client = app.test_client()
+    register(client, "keeper", team="Team K")
+    token = new_token(client)
+    gold = release_gold.get("geo", "dev")
+    for number in range(3):
+        upload(client, token, gold, 10 + number, f"keep {number}")
+        assert len(names(client)) == number + 1
+        assert len(names(client, "&sort=method_name")) == number + 1
+    with app.app_context():
+        cache = board_cache.cache()
+    kept = [key for key in cache.boards if key[:2] == ("geo", "dev")]
+    assert len(kept) == 1
+    generation, data = cache.boards[kept[0]]
+    assert len(data.orders) == 2  # the default order and the sort by method_name
+    older = (*kept[0], generation[0] - 1, generation[1])
+    assert cache.board(older) is not data and cache.boards[kept[0]] == (generation, data)
+    assert cache.board((*kept[0], *generation)) is data
+
+
+def test_newest_keeps_one_value_per_board() -> None:
+    newest: board_cache.Newest[str] = board_cache.Newest(boards=2)
+    assert newest.get(("a",), (1, 1), lambda: "a1") == "a1"
+    assert newest.get(("a",), (1, 1), lambda: "again") == "a1"
+    assert newest.get(("a",), (2, 1), lambda: "a2") == "a2"
+    assert newest.get(("a",), (1, 1), lambda: "old") == "old"  # older: computed, not kept
+    assert newest.get(("a",), (2, 1), lambda: "again") == "a2"
+    newest.get(("b",), (1, 1), lambda: "b1")
+    newest.get(("c",), (1, 1), lambda: "c1")  # the least recently used board is dropped
+    assert list(newest.values) == [("b",), ("c",)]
