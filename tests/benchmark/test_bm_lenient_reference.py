@@ -24,6 +24,7 @@ from lenient_reference import reference_lenient_codes
 from benchmark import GoldSet, parse_predictions
 from benchmark.equivalence import _DATE_WORDS, could_be, date_keys, number_keys
 from benchmark.gold import GoldSplit
+from benchmark.harness_files import parse_file
 from benchmark.scoring import lenient_codes, outcome_codes, result_from_outcomes
 from benchmark.tracks import track_info
 
@@ -49,7 +50,7 @@ def same(a: float | tuple[float, float] | None, b: float | tuple[float, float] |
 
 def assert_scored_as_before(gold: GoldSplit, data: bytes, resamples: int = 2000) -> None:
     """Codes, F1 values, metrics and CIs of the new lenient code equal the reference's."""
-    predictions = parse_predictions(data, gold)
+    predictions = parse_file(data, gold)  # a language model's lm-eval samples file too
     outcomes = outcome_codes(gold, predictions)
     new = lenient_codes(gold, predictions, outcomes)
     old = reference_lenient_codes(gold, predictions, outcomes)
