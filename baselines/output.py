@@ -182,6 +182,9 @@ class RunMeta:
     seed: int
     fingerprints: dict[str, Any] = field(default_factory=dict)
     started: float = field(default_factory=time.time)
+    # taken when the run starts: a long run must name the code it ran, not whatever the
+    # checkout holds when it ends
+    code: str = field(default_factory=code_version)
 
     def write(self, output: Path, records_written: int, records_resumed: int,
               extra: dict[str, Any] | None = None) -> Path:
@@ -199,7 +202,7 @@ class RunMeta:
             "settings": self.settings,
             "seed": self.seed,
             "fingerprints": self.fingerprints,
-            "code_version": code_version(),
+            "code_version": self.code,
             "wall_time_seconds": round(wall, 3),
             # a resumed run adds its time to the earlier invocations' total
             "total_wall_time_seconds": round(
