@@ -8,8 +8,9 @@ path has to remember to bump, and a direct SQL write outside the session must bu
 (see bump_sql).
 
 A request reads the two numbers of its board once (one indexed read). The cache keeps, per
-(track, split, gold version), the ranked order of each filter and sort asked for (ids and
-ranks) and the entries of the pages shown, of the newest board numbers read: a newer stamp
+(track, split, gold version), the pages asked for (each cut in SQL: ids and ranks), the
+entry count of each filter, and the entries of the pages shown, of the newest board numbers
+read: a newer stamp
 replaces them, so a busy board holds one generation, not one per upload. A reader reads the
 stamp before the data, so what it caches is never older than the stamp it is filed under:
 whichever process or host made a change, the next read anywhere misses the cache and sees
@@ -38,9 +39,9 @@ EVERY = ("*", "*")
 #: Boards (track, split, gold version) per process whose newest generation's orders and
 #: entries are kept (least recently used dropped).
 MAX_BOARDS = 16
-#: Orders (filter and sort combinations) kept per board generation, least recently used
-#: dropped: about 170 KB each on a board of 10,000 entries.
-MAX_ORDERS = 32
+#: Pages and entry counts (of a filter, sort and page) kept per board generation, least
+#: recently used dropped: a page of 1,000 entries is about 100 KB.
+MAX_PAGES = 256
 #: Entries kept per board generation (the pages shown so far, about 1.5 KB each); beyond it
 #: the dict starts afresh. A page holds at most 1,000.
 MAX_ENTRIES = 2_000
@@ -146,22 +147,22 @@ def stamp(track: str, split: str) -> Stamp:
 
 @dataclass
 class BoardData:
-    """What one board generation has computed so far: ranked orders and page entries."""
+    """What one board generation has computed so far: pages, counts and page entries."""
 
-    orders: OrderedDict[tuple[Any, ...], Any] = field(default_factory=OrderedDict)
+    pages: OrderedDict[tuple[Any, ...], Any] = field(default_factory=OrderedDict)
     entries: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
 
-    def order(self, key: tuple[Any, ...], compute: Callable[[], T]) -> T:
-        """The order for a filter and sort, computed on first use (MAX_ORDERS kept)."""
-        found: T | None = self.orders.get(key)
+    def computed(self, key: tuple[Any, ...], compute: Callable[[], T]) -> T:
+        """The page or count of a key, computed on first use (MAX_PAGES kept)."""
+        found: T | None = self.pages.get(key)
         if found is None:
             found = compute()
-            self.orders[key] = found
-            while len(self.orders) > MAX_ORDERS:
-                self.orders.popitem(last=False)
+            self.pages[key] = found
+            while len(self.pages) > MAX_PAGES:
+                self.pages.popitem(last=False)
         else:
             with contextlib.suppress(KeyError):  # dropped by another thread meanwhile
-                self.orders.move_to_end(key)
+                self.pages.move_to_end(key)
         return found
 
 
@@ -211,27 +212,14 @@ class BoardCache:
         #: Told apart from another app's in keys of module-level caches (see ranking).
         self.token = secrets.token_hex(8)
         self.lock = threading.Lock()
-        self.boards: OrderedDict[tuple[Any, ...], tuple[tuple[int, ...], BoardData]] = (
-            OrderedDict())
+        self.boards: Newest[BoardData] = Newest()
         self.every: dict[tuple[Any, ...], Any] = {}
         self.every_generation = -1
 
     def board(self, key: tuple[Any, ...]) -> BoardData:
         """The data of a board generation, key (track, split, version id, board generation,
         every generation): created empty on first use; kept while it is the newest read."""
-        board, generation = key[:3], tuple(key[3:])
-        with self.lock:
-            found = self.boards.get(board)
-            if found is not None and found[0] == generation:
-                self.boards.move_to_end(board)
-                return found[1]
-            data = BoardData()
-            if found is None or newer(generation, found[0]):
-                self.boards[board] = (generation, data)
-                self.boards.move_to_end(board)
-                while len(self.boards) > MAX_BOARDS:
-                    self.boards.popitem(last=False)
-            return data
+        return self.boards.get(key[:3], tuple(key[3:]), BoardData)
 
     def shared(self, every: int, key: tuple[Any, ...], compute: Callable[[], T]) -> T:
         """A value that changes only with the every-board generation (versions, columns)."""

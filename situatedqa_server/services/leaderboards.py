@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from array import array
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -203,45 +202,55 @@ def _rows(q: BoardQuery, primary: str, version_id: int) -> Select[Any]:
 def load_board(q: BoardQuery) -> Board:
     """One page of the leaderboard of a track and split, against the chosen gold version.
 
-    Served from the board cache (services/board_cache.py): the full ranked order of each
-    filter and sort is computed in SQL once per board generation, and a page's entries once.
+    The page is cut in SQL (ORDER BY … LIMIT/OFFSET on the union of entries, the rank from
+    a window over the primary metric) and its entry count read apart, so a read after the
+    board changed fetches one page, not every entry. Both are kept in the board cache
+    (services/board_cache.py) under the board's generation, with the page's entries.
     """
     primary = TRACK_INFO[q.track].primary
     stamp = board_cache.stamp(q.track, q.split)
     board = Board(q, primary, [])
     board.version_id, board.version = board_version_ref(q)
     board.columns = columns_of(q.track, q.split, board.version_id)
-    cache = board_cache.cache()
-    data = cache.board((q.track, q.split, board.version_id, stamp.board, stamp.every))
-    key = (q.sort or primary, q.ascending, q.hide_baselines, q.model_type, q.fine_tuned)
-    kinds, ids, ranks = data.order(key, lambda: _order(q, primary, board.version_id))
+    data = board_cache.cache().board(
+        (q.track, q.split, board.version_id, stamp.board, stamp.every))
+    filters = ("count", q.hide_baselines, q.model_type, q.fine_tuned)
+    board.total = data.computed(filters, lambda: _count(q, primary, board.version_id))
     start = (q.page - 1) * q.per_page
-    page = [(kinds[i], ids[i], ranks[i]) for i in range(start, min(len(ids), start + q.per_page))]
-    board.total = len(ids)
+    page: tuple[PageRow, ...] = ()
+    if start < board.total:
+        key = ("page", q.sort or primary, q.ascending, *filters[1:], start, q.per_page)
+        page = data.computed(key, lambda: _page(q, primary, board.version_id, start))
     board.entries = _entries(page, board.version_id, data.entries)
     return board
 
 
-def _order(q: BoardQuery, primary: str, version_id: int) -> tuple[bytes, array[int], array[int]]:
-    """Every entry of a board in the query's order: kinds (s/r), ids and ranks (0: none)."""
+#: One entry of a page as the cache keeps it: kind ("s" submission, "r" paper row), id and
+#: rank (0: none).
+PageRow = tuple[str, int, int]
+
+
+def _page(q: BoardQuery, primary: str, version_id: int, start: int) -> tuple[PageRow, ...]:
+    """The entries of one page in the query's order (ties: submissions first, then by id)."""
     rows = _rows(q, primary, version_id).subquery()
     order = rows.c.sort_value.asc() if q.ascending else rows.c.sort_value.desc()
     result = db.session.execute(
         select(rows.c.kind, rows.c.id, rows.c.rank)
-        .order_by(order.nulls_last(), rows.c.kind.desc(), rows.c.id)).all()
-    return (bytes(KIND_CODES[row.kind] for row in result),
-            array("q", (row.id for row in result)),
-            array("q", (row.rank or 0 for row in result)))
+        .order_by(order.nulls_last(), rows.c.kind.desc(), rows.c.id)
+        .limit(q.per_page).offset(start)).all()
+    return tuple((row.kind[0], row.id, row.rank or 0) for row in result)
 
 
-#: How an entry's kind is kept in a cached order (one byte each).
-KIND_CODES = {"submission": ord("s"), "reported": ord("r")}
+def _count(q: BoardQuery, primary: str, version_id: int) -> int:
+    """How many entries the board's filters let through."""
+    rows = _rows(q, primary, version_id).subquery()
+    return int(db.session.execute(select(func.count()).select_from(rows)).scalar_one())
 
 
-def _entries(page: list[tuple[int, int, int]], version_id: int,
+def _entries(page: tuple[PageRow, ...], version_id: int,
              known: dict[tuple[str, int], dict[str, Any]]) -> list[dict[str, Any]]:
     """Entry dicts for one page in page order: cached ones, the rest in two Core queries."""
-    wanted = [(chr(kind), ident) for kind, ident, _ in page]
+    wanted = [(kind, ident) for kind, ident, _ in page]
     missing_s = [ident for kind, ident in wanted if kind == "s" and ("s", ident) not in known]
     missing_r = [ident for kind, ident in wanted if kind == "r" and ("r", ident) not in known]
     found: dict[tuple[str, int], dict[str, Any]] = {}

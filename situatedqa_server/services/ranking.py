@@ -5,26 +5,29 @@ group of the entry directly above it when the two-sided paired bootstrap test of
 primary-metric difference gives p >= ALPHA; otherwise it starts a new group. A group's
 label is the range of the ranks in it ("1–3"), or the single rank ("4").
 
-Only the entries of the visible page are resolved: the walk goes up from each entry until
-a separation is found (where its group starts) and down until one is found (where it ends).
-The ranked order (ids only) is cached per worker under the board's generation stamp (see
-board_generation), which every request reads afresh from the database: no worker serves a
-stale group. The pairwise decisions outlive a generation: a decision depends only on the
-two score rows' outcomes, which no board change alters (a rescore in place writes new rows
-and bumps every board's stamp, which files the decisions afresh), so after an upload only
-the pairs beside the new entry are tested again, and a page whose pairs have been tested
-costs one indexed read and a walk over cached decisions.
+Only the entries of the visible page are resolved: the walk goes up from each entry until a
+separation is found (where its group starts) and down until one is found (where it ends),
+at most MAX_WALK entries away. So it reads from the database the page entries' positions in
+the ranking and the ranked rows within MAX_WALK of them, never the whole ranking: the rows
+read grow with the page, not with the board. What a walk has read and decided is cached per
+worker under the board's generation stamp (see board_generation), which every request reads
+afresh from the database: no worker serves a stale group. The pairwise decisions outlive a
+generation: a decision depends only on the two score rows' outcomes, which no board change
+alters (a rescore in place writes new rows and bumps every board's stamp, which files the
+decisions afresh), so after an upload only the pairs beside the new entry are tested again,
+and a page whose pairs have been tested costs one indexed read and a walk over cached
+decisions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from flask import current_app
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 
 from benchmark import TRACK_INFO
 from benchmark.metrics import DEFAULT_SEED, accuracy_from_binary, id_f1, paired_difference
@@ -108,40 +111,44 @@ def _board_and_generation(generation: tuple[Any, ...]) -> tuple[tuple[Any, ...],
     return (*generation[:4], generation[6]), (generation[4], generation[5])
 
 
-#: Per board, the ranked rows and the walk of its newest generation only (a busy board's
-#: older generations are never read again; one kept per upload would hold every entry).
-_RANKED: board_cache.Newest[tuple[Ranked, ...]] = board_cache.Newest()
+#: Per board, the walk of its newest generation only (a busy board's older generations are
+#: never read again; one kept per upload would hold every entry).
 _WALKS: board_cache.Newest[_Walk] = board_cache.Newest()
 #: Per board and resamples, the pairwise decisions of its newest every-board generation.
 _DECISIONS: board_cache.Newest[dict[tuple[int, int], bool]] = board_cache.Newest(8)
 
 
-def ranked_rows(generation: tuple[Any, ...]) -> tuple[Ranked, ...]:
-    """Every visible scored entry of a board in primary-metric order, per generation."""
-    board, stamp = _board_and_generation(generation)
-    return _RANKED.get(board, stamp, lambda: _ranked_rows(generation))
-
-
-def _ranked_rows(generation: tuple[Any, ...]) -> tuple[Ranked, ...]:
-    """ranked_rows, read from the database."""
-    _, track, split, version_id = generation[:4]
-    rank = func.rank().over(order_by=Score.primary_metric.desc().nulls_last())
-    rows = db.session.execute(
-        select(Submission.id, Score.id, rank)
+def _ranking(track: str, split: str, version_id: int) -> Any:
+    """Every visible scored entry of a board with its rank and its position (0 first) in the
+    ranking (primary metric, best first; ties by submission id), and the entry count."""
+    primary = Score.primary_metric.desc().nulls_last()
+    return (
+        select(Submission.id.label("submission_id"), Score.id.label("score_id"),
+               func.rank().over(order_by=primary).label("rank"),
+               (func.row_number().over(order_by=(primary, Submission.id)) - 1)
+               .label("position"),
+               func.count().over().label("total"))
         .join(Score, Score.submission_id == Submission.id)
         .where(*board_where(track, split, version_id),
                Submission.visibility == Visibility.PUBLIC.value,
                Submission.hidden.is_(False), Submission.deleted_at.is_(None))
-        .order_by(Score.primary_metric.desc().nulls_last(), Submission.id)).all()
-    return tuple(Ranked(*row) for row in rows)
+        .subquery())
 
 
 class _Walk:
-    """Pairwise decisions and group bounds along one board generation, filled lazily."""
+    """Pairwise decisions and group bounds along one board generation, filled lazily: the
+    ranked rows are read around the entries asked for (see locate)."""
 
-    def __init__(self, track: str, rows: Sequence[Ranked], resamples: int,
+    def __init__(self, generation: tuple[Any, ...], resamples: int,
                  decisions: dict[tuple[int, int], bool] | None = None) -> None:
-        self.track, self.rows, self.resamples = track, rows, resamples
+        _, self.track, self.split, self.version_id = generation[:4]
+        self.resamples = resamples
+        #: The ranked rows read so far, by position, and the positions of their submissions.
+        self.rows: dict[int, Ranked] = {}
+        self.position_of: dict[int, int] = {}
+        #: Submissions asked for that are not ranked on the board.
+        self.unranked: set[int] = set()
+        self.total = 0
         self.joined: dict[int, bool] = {}
         #: Decisions by the (above, below) score ids, shared with the board's other
         #: generations (see board_decisions).
@@ -149,21 +156,58 @@ class _Walk:
         self.first: dict[int, int] = {}
         self.last: dict[int, int] = {}
         self.outcomes: dict[int, bytes] = {}
-        self.position_of = {row.submission_id: i for i, row in enumerate(rows)}
+
+    def locate(self, submission_ids: Iterable[int]) -> None:
+        """Read the positions of the submissions not yet located, then every ranked row a
+        walk from them can reach (MAX_WALK either way, and the pair beyond)."""
+        wanted = [i for i in submission_ids
+                  if i not in self.position_of and i not in self.unranked]
+        if not wanted:
+            return
+        ranking = _ranking(self.track, self.split, self.version_id)
+        found = db.session.execute(select(ranking.c.submission_id, ranking.c.position,
+                                          ranking.c.total)
+                                   .where(ranking.c.submission_id.in_(wanted))).all()
+        self.unranked.update(set(wanted) - {row.submission_id for row in found})
+        spans = sorted((max(0, row.position - MAX_WALK - 1), row.position + MAX_WALK + 1)
+                       for row in found)
+        merged: list[list[int]] = []
+        for low, high in spans:
+            if merged and low <= merged[-1][1] + 1:
+                merged[-1][1] = max(merged[-1][1], high)
+            else:
+                merged.append([low, high])
+        if not merged:
+            return
+        rows = db.session.execute(
+            select(ranking.c.submission_id, ranking.c.score_id, ranking.c.rank,
+                   ranking.c.position, ranking.c.total)
+            .where(or_(*(ranking.c.position.between(low, high) for low, high in merged)))).all()
+        for row in rows:
+            self.rows[row.position] = Ranked(row.submission_id, row.score_id, row.rank)
+            self.position_of[row.submission_id] = row.position
+            self.total = row.total
 
     def codes(self, position: int) -> bytes:
         """The stored outcomes of a position, read in batches around it."""
         score_id = self.rows[position].score_id
-        if score_id not in self.outcomes:
-            ids = [r.score_id for r in self.rows[max(0, position - OUTCOME_BATCH):
-                                                   position + OUTCOME_BATCH]]
-            self.outcomes.update(db.session.execute(
-                select(Score.id, Score.outcomes).where(Score.id.in_(ids))).all())
-        return self.outcomes[score_id]
+        cached = self.outcomes.get(score_id)
+        if cached is not None:
+            return cached
+        ids = [self.rows[p].score_id
+               for p in range(position - OUTCOME_BATCH, position + OUTCOME_BATCH)
+               if p in self.rows]
+        # read into a dict of its own: another thread may clear the shared one meanwhile
+        read: dict[int, bytes] = dict(db.session.execute(
+            select(Score.id, Score.outcomes).where(Score.id.in_(ids))).all())
+        self.outcomes.update(read)
+        return read[score_id]
 
     def joins_above(self, position: int) -> bool:
         """Whether the entry at position joins the group of the one above it."""
-        if position <= 0:
+        # A pair not read counts as separated: rows read by a later request of the same
+        # generation may come from a newer database state, whose positions shifted.
+        if position <= 0 or position not in self.rows or position - 1 not in self.rows:
             return False
         if position not in self.joined:
             pair = (self.rows[position - 1].score_id, self.rows[position].score_id)
@@ -182,7 +226,7 @@ class _Walk:
         """The first (step -1) or last (step +1) position of the group, at most MAX_WALK away."""
         memo = self.first if step < 0 else self.last
         limit = (max(0, position - MAX_WALK) if step < 0
-                 else min(len(self.rows) - 1, position + MAX_WALK))
+                 else min(self.total - 1, position + MAX_WALK))
         path, current = [], position
         while current not in memo and current != limit and self.joins_above(
                 current if step < 0 else current + 1):
@@ -206,8 +250,7 @@ def _walk(generation: tuple[Any, ...], resamples: int) -> _Walk:
     """The walk of one board generation, shared by the requests a worker serves."""
     board, stamp = _board_and_generation(generation)
     return _WALKS.get((*board, resamples), stamp, lambda: _Walk(
-        generation[1], ranked_rows(generation), resamples,
-        board_decisions(board, stamp[1], resamples)))
+        generation, resamples, board_decisions(board, stamp[1], resamples)))
 
 
 def rank_groups(track: str, split: str, version_id: int,
@@ -215,8 +258,10 @@ def rank_groups(track: str, split: str, version_id: int,
     """The rank-group label of each listed submission that is ranked on the board."""
     resamples = int(current_app.config.get("RANK_GROUP_RESAMPLES", DEFAULT_RESAMPLES))
     walk = _walk(board_generation(track, split, version_id), resamples)
+    wanted = list(submission_ids)
+    walk.locate(wanted)
     labels = {}
-    for submission_id in submission_ids:
+    for submission_id in wanted:
         position = walk.position_of.get(submission_id)
         if position is not None:
             first, last = walk.bound(position, -1), walk.bound(position, +1)

@@ -97,3 +97,28 @@ def test_decisions_outlive_a_board_generation(app: Flask, three: dict[str, Any],
         fresh = ranking.rank_groups("geo", "test", active_version().id, [*three.values(), late])
     assert [fresh[three[name]] for name in "ABC"] + [fresh[late]] == [
         "1\u20132", "1\u20132", "3\u20134", "3\u20134"]
+
+
+def test_a_walk_reads_only_the_rows_it_can_reach(app: Flask,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The walk reads the ranked rows within MAX_WALK (and the pair beyond) of the entries
+    asked for, not the whole ranking; a group that reaches the bound stops there."""
+    monkeypatch.setattr(ranking, "MAX_WALK", 2)
+    with app.app_context():
+        user = add_user("many")
+        # twelve entries one example apart: no neighbours separable, one long group
+        ids = [add_scored(user, "geo", "test", outcomes(300 - i), name=f"m{i}").id
+               for i in range(12)]
+    with app.test_request_context():
+        version = active_version().id
+        groups = ranking.rank_groups("geo", "test", version, [ids[6]])
+        walk = ranking._walk(ranking.board_generation("geo", "test", version),
+                             ranking.DEFAULT_RESAMPLES)
+        assert sorted(walk.rows) == [3, 4, 5, 6, 7, 8, 9]
+        assert walk.total == 12
+        assert groups == {ids[6]: "5\u20139"}  # two either way: the bound
+        # a later page's entry reads its own neighbourhood, once
+        ranking.rank_groups("geo", "test", version, [ids[11], ids[0]])
+        assert sorted(walk.rows) == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
+        assert ranking.rank_groups("geo", "test", version, [ids[11]]) == {ids[11]: "10\u201312"}
+        assert ranking.rank_groups("geo", "test", version, [10**9]) == {}

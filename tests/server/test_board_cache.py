@@ -181,12 +181,13 @@ def test_a_board_keeps_its_newest_generation_only(app: Flask, release_gold: Gold
         assert len(names(client, "&sort=method_name")) == number + 1
     with app.app_context():
         cache = board_cache.cache()
-    kept = [key for key in cache.boards if key[:2] == ("geo", "dev")]
+    kept = [key for key in cache.boards.values if key[:2] == ("geo", "dev")]
     assert len(kept) == 1
-    generation, data = cache.boards[kept[0]]
-    assert len(data.orders) == 2  # the default order and the sort by method_name
+    generation, data = cache.boards.values[kept[0]]
+    # the count, the default order's page and the page sorted by method_name
+    assert len(data.pages) == 3
     older = (*kept[0], generation[0] - 1, generation[1])
-    assert cache.board(older) is not data and cache.boards[kept[0]] == (generation, data)
+    assert cache.board(older) is not data and cache.boards.values[kept[0]] == (generation, data)
     assert cache.board((*kept[0], *generation)) is data
 
 
@@ -200,3 +201,37 @@ def test_newest_keeps_one_value_per_board() -> None:
     newest.get(("b",), (1, 1), lambda: "b1")
     newest.get(("c",), (1, 1), lambda: "c1")  # the least recently used board is dropped
     assert list(newest.values) == [("b",), ("c",)]
+
+
+def test_a_read_fetches_its_page_only(app: Flask, release_gold: GoldSet) -> None:
+    """A board read cuts its page in SQL: the cache holds the page's entries and the count,
+    never the whole order, and the pages of every size put together are the full order,
+    ranks included, for each sort and direction."""
+    client = app.test_client()
+    register(client, "pager", team="Team P")
+    token = new_token(client)
+    gold = release_gold.get("geo", "dev")
+    for number, correct in enumerate((30, 10, 30, 20, 0)):  # two tied at the top
+        response = api_upload(client, token, gold,
+                              prediction_file(gold, correct, wrong=f"wrong {number}"),
+                              method_name=f"entry {number}", public="true")
+        assert response.status_code == 201, response.get_data(as_text=True)
+    for query in ("", "&sort=method_name", "&sort=method_name&order=asc", "&sort=em&order=asc",
+                  "&sort=submitted_at"):
+        whole = read(client, query + "&per_page=100")["entries"]
+        assert len(whole) >= 5  # the uploads, and the paper's rows
+        for size in (1, 2, 3):
+            pages = [read(client, f"{query}&per_page={size}&page={page}")
+                     for page in range(1, -(-len(whole) // size) + 1)]
+            assert all(p["total"] == len(whole) for p in pages)
+            assert [e for p in pages for e in p["entries"]] == whole, (query, size)
+    with app.app_context():
+        cache = board_cache.cache()
+    generation, data = next(value for key, value in cache.boards.values.items()
+                            if key[:2] == ("geo", "dev"))
+    assert all(len(page) <= 100 if key[-1] == 100 else len(page) <= 3
+               for key, page in data.pages.items() if key[0] == "page")
+    assert {key[0] for key in data.pages} == {"page", "count"}
+    ranks = [entry["rank"] for entry in read(client, "&per_page=100")["entries"]
+             if not entry["reported"]]
+    assert ranks[:2] == [1, 1] and ranks[2:] == [3, 4, 5]
