@@ -11,6 +11,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     CheckConstraint,
+    Computed,
     Date,
     DateTime,
     Float,
@@ -24,6 +25,7 @@ from sqlalchemy import (
     false,
     text,
 )
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from .extensions import Base
@@ -221,6 +223,13 @@ class Score(Base):
     n: Mapped[int] = mapped_column(Integer)
     primary_metric: Mapped[float | None] = mapped_column(Float)
     metrics: Mapped[dict[str, Any]] = mapped_column(JSON)
+    #: The metrics again, as the database computes and stores them from `metrics` (jsonb on
+    #: PostgreSQL), for boards sorted by a metric: a sort by a json value re-parses every
+    #: row's text, one by a jsonb value reads it parsed. `metrics` stays json, which keeps
+    #: the key order shown. Deferred: only the sort reads it, in SQL.
+    sort_metrics: Mapped[dict[str, Any]] = mapped_column(
+        JSON().with_variant(JSONB(), "postgresql"), Computed("metrics", persisted=True),
+        deferred=True)
     ci: Mapped[dict[str, Any]] = mapped_column(JSON)
     counts: Mapped[dict[str, Any]] = mapped_column(JSON)
     # One uint8 outcome code per gold example (benchmark.ScoreResult.outcomes).

@@ -168,25 +168,31 @@ def _sort_expressions(q: BoardQuery, primary: str) -> tuple[Any, ...]:
         return Team.name, null()
     if sort == "submitted_at":
         return Submission.created_at, ReportedEntry.created_at
-    return Score.metrics[sort].as_float(), ReportedEntry.metrics[sort].as_float()
+    return Score.sort_metrics[sort].as_float(), ReportedEntry.metrics[sort].as_float()
 
 
-def _rows(q: BoardQuery, primary: str, version_id: int) -> Select[Any]:
-    """Every visible entry with its primary-metric rank and sort key, as one union."""
-    submission_sort, reported_sort = _sort_expressions(q, primary)
-    rank = func.rank().over(order_by=Score.primary_metric.desc().nulls_last())
+def _rows(q: BoardQuery, version_id: int,
+          sort: tuple[Any, Any] | None = None) -> Select[Any]:
+    """Every visible entry the filters let through, as one union of kind, id and filter
+    columns; given the sort keys of the submission and of the reported rows (see
+    _sort_expressions), also each entry's primary-metric rank and sort key."""
+    ranked: tuple[Any, ...] = ()
+    if sort is not None:
+        rank = func.rank().over(order_by=Score.primary_metric.desc().nulls_last())
+        ranked = (rank.label("rank"), sort[0].label("sort_value"))
     submissions = (
         select(literal("submission").label("kind"), Submission.id.label("id"),
-               rank.label("rank"), submission_sort.label("sort_value"),
                Submission.is_baseline.label("baseline"), Submission.model_type.label("model"),
-               Submission.fine_tuned.label("fine_tuned"))
-        .join(Score, Score.submission_id == Submission.id).join(Team)
+               Submission.fine_tuned.label("fine_tuned"), *ranked)
+        .join(Score, Score.submission_id == Submission.id)
         .where(Score.gold_version_id == version_id, Score.track == q.track,
                Score.split == q.split, Submission.visibility == Visibility.PUBLIC.value,
                Submission.hidden.is_(False), Submission.deleted_at.is_(None)))
+    if sort is not None:  # a sort key may be the team's name (team_id is never null)
+        submissions = submissions.join(Team)
     reported = (
-        select(literal("reported"), ReportedEntry.id, null(), reported_sort, false(),
-               ReportedEntry.model_type, ReportedEntry.fine_tuned)
+        select(literal("reported"), ReportedEntry.id, false(), ReportedEntry.model_type,
+               ReportedEntry.fine_tuned, *(() if sort is None else (null(), sort[1])))
         .where(ReportedEntry.track == q.track, ReportedEntry.split == q.split))
     union = union_all(submissions, reported).subquery()
     rows = select(union)
@@ -214,13 +220,13 @@ def load_board(q: BoardQuery) -> Board:
     board.columns = columns_of(q.track, q.split, board.version_id)
     data = board_cache.cache().board(
         (q.track, q.split, board.version_id, stamp.board, stamp.every))
-    filters = ("count", q.hide_baselines, q.model_type, q.fine_tuned)
-    board.total = data.computed(filters, lambda: _count(q, primary, board.version_id))
+    filters = BoardFilter.of(q)
+    board.total = data.computed(("count", filters), lambda: _count(q, board.version_id))
     start = (q.page - 1) * q.per_page
     page: tuple[PageRow, ...] = ()
     if start < board.total:
-        key = ("page", q.sort or primary, q.ascending, *filters[1:], start, q.per_page)
-        page = data.computed(key, lambda: _page(q, primary, board.version_id, start))
+        page_key = ("page", q.sort or primary, q.ascending, filters, start, q.per_page)
+        page = data.computed(page_key, lambda: _page(q, primary, board.version_id, start))
     board.entries = _entries(page, board.version_id, data.entries)
     return board
 
@@ -232,7 +238,7 @@ PageRow = tuple[str, int, int]
 
 def _page(q: BoardQuery, primary: str, version_id: int, start: int) -> tuple[PageRow, ...]:
     """The entries of one page in the query's order (ties: submissions first, then by id)."""
-    rows = _rows(q, primary, version_id).subquery()
+    rows = _rows(q, version_id, _sort_expressions(q, primary)).subquery()
     order = rows.c.sort_value.asc() if q.ascending else rows.c.sort_value.desc()
     result = db.session.execute(
         select(rows.c.kind, rows.c.id, rows.c.rank)
@@ -241,9 +247,9 @@ def _page(q: BoardQuery, primary: str, version_id: int, start: int) -> tuple[Pag
     return tuple((row.kind[0], row.id, row.rank or 0) for row in result)
 
 
-def _count(q: BoardQuery, primary: str, version_id: int) -> int:
-    """How many entries the board's filters let through."""
-    rows = _rows(q, primary, version_id).subquery()
+def _count(q: BoardQuery, version_id: int) -> int:
+    """How many entries the board's filters let through (no rank, no sort key)."""
+    rows = _rows(q, version_id).subquery()
     return int(db.session.execute(select(func.count()).select_from(rows)).scalar_one())
 
 

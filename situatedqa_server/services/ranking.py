@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 from flask import current_app
-from sqlalchemy import func, or_, select
+from sqlalchemy import Select, func, select
 
 from benchmark import TRACK_INFO
 from benchmark.metrics import DEFAULT_SEED, accuracy_from_binary, id_f1, paired_difference
@@ -118,7 +118,7 @@ _WALKS: board_cache.Newest[_Walk] = board_cache.Newest()
 _DECISIONS: board_cache.Newest[dict[tuple[int, int], bool]] = board_cache.Newest(8)
 
 
-def _ranking(track: str, split: str, version_id: int) -> Any:
+def _ranking(track: str, split: str, version_id: int) -> Select[Any]:
     """Every visible scored entry of a board with its rank and its position (0 first) in the
     ranking (primary metric, best first; ties by submission id), and the entry count."""
     primary = Score.primary_metric.desc().nulls_last()
@@ -131,8 +131,7 @@ def _ranking(track: str, split: str, version_id: int) -> Any:
         .join(Score, Score.submission_id == Submission.id)
         .where(*board_where(track, split, version_id),
                Submission.visibility == Visibility.PUBLIC.value,
-               Submission.hidden.is_(False), Submission.deleted_at.is_(None))
-        .subquery())
+               Submission.hidden.is_(False), Submission.deleted_at.is_(None)))
 
 
 class _Walk:
@@ -158,35 +157,30 @@ class _Walk:
         self.outcomes: dict[int, bytes] = {}
 
     def locate(self, submission_ids: Iterable[int]) -> None:
-        """Read the positions of the submissions not yet located, then every ranked row a
-        walk from them can reach (MAX_WALK either way, and the pair beyond)."""
+        """Read, in one query, every ranked row a walk from the submissions not yet located
+        can reach (MAX_WALK either way, and the pair beyond): the ranking once, the wanted
+        entries' positions from it, and the rows within reach of one of them."""
         wanted = [i for i in submission_ids
                   if i not in self.position_of and i not in self.unranked]
         if not wanted:
             return
-        ranking = _ranking(self.track, self.split, self.version_id)
-        found = db.session.execute(select(ranking.c.submission_id, ranking.c.position,
-                                          ranking.c.total)
-                                   .where(ranking.c.submission_id.in_(wanted))).all()
-        self.unranked.update(set(wanted) - {row.submission_id for row in found})
-        spans = sorted((max(0, row.position - MAX_WALK - 1), row.position + MAX_WALK + 1)
-                       for row in found)
-        merged: list[list[int]] = []
-        for low, high in spans:
-            if merged and low <= merged[-1][1] + 1:
-                merged[-1][1] = max(merged[-1][1], high)
-            else:
-                merged.append([low, high])
-        if not merged:
-            return
+        ranking = _ranking(self.track, self.split, self.version_id).cte("ranking")
+        positions = (select(ranking.c.position)
+                     .where(ranking.c.submission_id.in_(wanted)).cte("wanted"))
+        reach = MAX_WALK + 1
+        within = (select(positions.c.position)
+                  .where(ranking.c.position.between(positions.c.position - reach,
+                                                    positions.c.position + reach))
+                  .exists())
         rows = db.session.execute(
             select(ranking.c.submission_id, ranking.c.score_id, ranking.c.rank,
-                   ranking.c.position, ranking.c.total)
-            .where(or_(*(ranking.c.position.between(low, high) for low, high in merged)))).all()
+                   ranking.c.position, ranking.c.total).where(within)).all()
         for row in rows:
             self.rows[row.position] = Ranked(row.submission_id, row.score_id, row.rank)
             self.position_of[row.submission_id] = row.position
             self.total = row.total
+        # a ranked submission is within reach of itself, so it was read
+        self.unranked.update(i for i in wanted if i not in self.position_of)
 
     def codes(self, position: int) -> bytes:
         """The stored outcomes of a position, read in batches around it."""

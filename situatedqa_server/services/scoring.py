@@ -147,10 +147,11 @@ def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionM
 @functools.cache
 def _insert_statement(model: type[Any], given: frozenset[str]) -> Insert:
     """INSERT of a model's row with the given columns; RETURNING the columns whose defaults
-    the statement fills, the id among them (built once per model and set of columns)."""
+    the statement fills, the id among them (built once per model and set of columns), but
+    not the columns the database computes (deferred: the ORM never holds them)."""
     table = model.__table__
     return insert(table).returning(*[column for column in table.columns
-                                     if column.key not in given])
+                                     if column.key not in given and column.computed is None])
 
 
 def _store(instance: Submission | Score) -> None:
