@@ -28,7 +28,16 @@ from .models import (
     Submission,
     User,
 )
-from .services import accounts, campaigns, disputes, gold_store, jobs, versions, visibility
+from .services import (
+    accounts,
+    campaigns,
+    disputes,
+    gold_store,
+    jobs,
+    ranking,
+    versions,
+    visibility,
+)
 from .services import baselines as baseline_service
 from .services.errors import ServiceError
 
@@ -303,6 +312,23 @@ def submissions_rescore(version_name: str | None, full: bool) -> None:
     if job.status != JobStatus.DONE.value:
         raise click.ClickException(f"rescore job {job.id} failed: {job.error}")
     click.echo(f"rescored {job.total} submissions against {version.name!r} (job {job.id})")
+
+
+@submissions_cli.command("rank-pairs")
+@click.option("--gold-version", "version_name", help="Gold version (default: the active one).")
+@click.option("--track", type=click.Choice(TRACKS), help="One track (default: every track).")
+@click.option("--split", type=click.Choice(SPLITS), help="One split (default: every split).")
+def submissions_rank_pairs(version_name: str | None, track: str | None,
+                           split: str | None) -> None:
+    """Test and store the rank-group decision of every neighbouring pair on the boards that
+    has none, as after rows were imported in bulk or scored before decisions were stored
+    (an upload stores the pairs beside it; a page read, those it tested)."""
+    version = _gold_version(version_name) if version_name else gold_store.active_version()
+    resamples = ranking.resamples_setting()
+    for board_track in [track] if track else TRACKS:
+        for board_split in [split] if split else SPLITS:
+            tested = ranking.fill_pairs(board_track, board_split, version.id, resamples)
+            click.echo(f"{board_track} {board_split}: {tested} pairs tested and stored")
 
 
 @reported_cli.command("import")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
-from flask import Flask, current_app
+from flask import Flask, Response, after_this_request, current_app, has_request_context
 from flask_limiter.util import get_remote_address
 from flask_sqlalchemy import SQLAlchemy
 from flask_wtf import CSRFProtect
@@ -99,6 +100,28 @@ def prebuilt(build: Callable[[str], T]) -> Callable[[], T]:
             found = built.setdefault(dialect, build(dialect))
         return found
     return statement
+
+
+def after_response(work: Callable[[], None], what: str) -> None:
+    """Run work once the current response is sent, in an app context of its own: a failure
+    is rolled back and logged (with what it was doing), never shown to the client. Outside a
+    request, nothing is run."""
+    if not has_request_context():
+        return
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+
+    def run() -> None:
+        with app.app_context():
+            try:
+                work()
+            except Exception:
+                db.session.rollback()
+                logging.getLogger(__name__).exception("after a response: %s", what)
+
+    @after_this_request
+    def later(response: Response) -> Response:
+        response.call_on_close(run)
+        return response
 
 
 def config_limit(setting: str) -> Callable[[], str]:

@@ -549,3 +549,25 @@ class Dispute(Base):
     #: The gold version an accepted dispute went into (None until built).
     gold_version_id: Mapped[int | None] = mapped_column(ForeignKey("gold_version.id"))
     user: Mapped[User] = relationship(foreign_keys=[user_id])
+
+
+class RankPair(Base):
+    """A stored rank-group decision: whether two score rows, neighbours in their board's
+    ranking, join one group (their paired bootstrap test gives p >= ALPHA; services/
+    ranking.py) at a number of resamples.
+
+    A decision depends only on the two rows' outcomes, which never change (a rescore writes
+    new rows), so it is kept until either row is deleted. Stored after an upload for the
+    pairs beside it and after a read for the pairs it tested, so that a page's first view in
+    any worker reads its groups' decisions instead of testing them.
+    """
+
+    __tablename__ = "rank_pair"
+    # The cascades on deleted scores look pairs up by either side.
+    __table_args__ = (Index("ix_rank_pair_below", "below_score_id"),)
+    above_score_id: Mapped[int] = mapped_column(
+        ForeignKey("score.id", ondelete="CASCADE"), primary_key=True)
+    below_score_id: Mapped[int] = mapped_column(
+        ForeignKey("score.id", ondelete="CASCADE"), primary_key=True)
+    resamples: Mapped[int] = mapped_column(Integer, primary_key=True)
+    joined: Mapped[bool] = mapped_column(Boolean)

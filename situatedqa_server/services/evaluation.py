@@ -29,7 +29,7 @@ from typing import Any
 
 import msgspec
 import numpy as np
-from flask import Response, after_this_request, current_app, has_request_context
+from flask import current_app, has_request_context
 from sqlalchemy import DateTime, Integer, delete, exists, literal, or_, select, text, update
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -57,7 +57,7 @@ from benchmark.scoring import error_values
 from benchmark.tracks import HORIZON, UNRELEASED
 from benchmark.versions import realign
 
-from ..extensions import db, prebuilt, upsert_insert
+from ..extensions import after_response, db, prebuilt, upsert_insert
 from ..models import (
     UNFINISHED_JOB_STATES,
     GoldVersion,
@@ -363,37 +363,28 @@ def complete_after_response(score_ids: Sequence[int]) -> None:
     request nothing is pending: read_upload scores in full). The figures are computed before
     the write lock is taken, and only rows still pending are written. A failure is logged:
     reads show the rows complete, a rescore stores them."""
-    if not score_ids or not has_request_context():
+    if score_ids:
+        after_response(lambda: _complete_stored(score_ids),
+                       f"completing the error figures of scores {list(score_ids)}")
+
+
+def _complete_stored(score_ids: Sequence[int]) -> None:
+    """complete_after_response's work, in its own transaction."""
+    updates = {columns["id"]: columns for row in db.session.scalars(
+        select(Score).where(Score.id.in_(score_ids), Score.errors_pending.is_(True)))
+        if (columns := completed_columns(row)) is not None}
+    db.session.rollback()  # the read ends here; the write takes its own lock
+    if not updates:
         return
-    app = current_app._get_current_object()  # type: ignore[attr-defined]
-
-    def complete() -> None:
-        with app.app_context():
-            try:
-                updates = {columns["id"]: columns for row in db.session.scalars(
-                    select(Score).where(Score.id.in_(score_ids),
-                                        Score.errors_pending.is_(True)))
-                    if (columns := completed_columns(row)) is not None}
-                db.session.rollback()  # the read ends here; the write takes its own lock
-                if not updates:
-                    return
-                if db.session.get_bind().dialect.name == "sqlite":
-                    db.session.connection(execution_options={"sqlite_immediate": True})
-                # Through the loaded rows, so that only their boards' stamps move.
-                for row in db.session.scalars(select(Score).where(
-                        Score.id.in_(list(updates)), Score.errors_pending.is_(True))):
-                    for name, value in updates[row.id].items():
-                        if name != "id":
-                            setattr(row, name, value)
-                db.session.commit()
-            except Exception:
-                db.session.rollback()
-                log.exception("completing the error figures of scores %s", list(score_ids))
-
-    @after_this_request
-    def later(response: Response) -> Response:
-        response.call_on_close(complete)
-        return response
+    if db.session.get_bind().dialect.name == "sqlite":
+        db.session.connection(execution_options={"sqlite_immediate": True})
+    # Through the loaded rows, so that only their boards' stamps move.
+    for row in db.session.scalars(select(Score).where(
+            Score.id.in_(list(updates)), Score.errors_pending.is_(True))):
+        for name, value in updates[row.id].items():
+            if name != "id":
+                setattr(row, name, value)
+    db.session.commit()
 
 
 def score_values(submission_id: int, version_id: int, result: ScoreResult) -> dict[str, Any]:

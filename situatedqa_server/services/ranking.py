@@ -21,20 +21,20 @@ decisions.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from flask import current_app
-from sqlalchemy import Select, func, select
+from sqlalchemy import Select, and_, func, or_, select
 
 from benchmark import TRACK_INFO
 from benchmark.metrics import DEFAULT_SEED, accuracy_from_binary, id_f1, paired_difference
 from benchmark.scoring import CORRECT
 
-from ..extensions import db
-from ..models import Score, Submission, Visibility
+from ..extensions import after_response, db, upsert_insert
+from ..models import RankPair, Score, Submission, Visibility
 from . import board_cache
 
 #: Significance level of the paired bootstrap tests: rank groups (two-sided), the compare
@@ -45,6 +45,8 @@ DEFAULT_RESAMPLES = 1000
 MAX_WALK = 200
 #: Outcomes are read for this many neighbours on either side at once.
 OUTCOME_BATCH = 30
+#: Pairs tested and stored per transaction when a board's missing pairs are filled.
+FILL_BATCH = 500
 #: Pairwise decisions kept per board (across its generations); beyond it they start afresh
 #: (about 160 bytes each).
 MAX_DECISIONS = 100_000
@@ -119,14 +121,17 @@ _DECISIONS: board_cache.Newest[dict[tuple[int, int], bool]] = board_cache.Newest
 
 
 def _ranking(track: str, split: str, version_id: int) -> Select[Any]:
-    """Every visible scored entry of a board with its rank and its position (0 first) in the
-    ranking (primary metric, best first; ties by submission id), and the entry count."""
+    """Every visible scored entry of a board with its rank, its position (0 first) in the
+    ranking (primary metric, best first; ties by submission id), the score row above it
+    (None first) and the entry count."""
     primary = Score.primary_metric.desc().nulls_last()
     return (
         select(Submission.id.label("submission_id"), Score.id.label("score_id"),
                func.rank().over(order_by=primary).label("rank"),
                (func.row_number().over(order_by=(primary, Submission.id)) - 1)
                .label("position"),
+               func.lag(Score.id).over(order_by=(primary, Submission.id))
+               .label("above_score_id"),
                func.count().over().label("total"))
         .join(Score, Score.submission_id == Submission.id)
         .where(*board_where(track, split, version_id),
@@ -155,6 +160,8 @@ class _Walk:
         self.first: dict[int, int] = {}
         self.last: dict[int, int] = {}
         self.outcomes: dict[int, bytes] = {}
+        #: Decisions tested here and not yet stored (see rank_groups).
+        self.tested: dict[tuple[int, int], bool] = {}
 
     def locate(self, submission_ids: Iterable[int]) -> None:
         """Read, in one query, every ranked row a walk from the submissions not yet located
@@ -165,8 +172,11 @@ class _Walk:
         if not wanted:
             return
         ranking = _ranking(self.track, self.split, self.version_id).cte("ranking")
+        # Materialized: PostgreSQL would inline a CTE used once, and scan the whole ranking
+        # again for each of its rows.
         positions = (select(ranking.c.position)
-                     .where(ranking.c.submission_id.in_(wanted)).cte("wanted"))
+                     .where(ranking.c.submission_id.in_(wanted)).cte("wanted")
+                     .prefix_with("MATERIALIZED", dialect="postgresql"))
         reach = MAX_WALK + 1
         within = (select(positions.c.position)
                   .where(ranking.c.position.between(positions.c.position - reach,
@@ -174,11 +184,15 @@ class _Walk:
                   .exists())
         rows = db.session.execute(
             select(ranking.c.submission_id, ranking.c.score_id, ranking.c.rank,
-                   ranking.c.position, ranking.c.total).where(within)).all()
+                   ranking.c.position, ranking.c.total, ranking.c.above_score_id,
+                   RankPair.joined)
+            .outerjoin(RankPair, _stored_pair(ranking, self.resamples)).where(within)).all()
         for row in rows:
             self.rows[row.position] = Ranked(row.submission_id, row.score_id, row.rank)
             self.position_of[row.submission_id] = row.position
             self.total = row.total
+            if row.joined is not None:
+                self.decisions[row.above_score_id, row.score_id] = row.joined
         # a ranked submission is within reach of itself, so it was read
         self.unranked.update(i for i in wanted if i not in self.position_of)
 
@@ -213,6 +227,7 @@ class _Walk:
                 if len(self.decisions) >= MAX_DECISIONS:
                     self.decisions.clear()
                 self.decisions[pair] = decided
+                self.tested[pair] = decided
             self.joined[position] = decided
         return self.joined[position]
 
@@ -250,7 +265,7 @@ def _walk(generation: tuple[Any, ...], resamples: int) -> _Walk:
 def rank_groups(track: str, split: str, version_id: int,
                 submission_ids: Iterable[int]) -> dict[int, str]:
     """The rank-group label of each listed submission that is ranked on the board."""
-    resamples = int(current_app.config.get("RANK_GROUP_RESAMPLES", DEFAULT_RESAMPLES))
+    resamples = resamples_setting()
     walk = _walk(board_generation(track, split, version_id), resamples)
     wanted = list(submission_ids)
     walk.locate(wanted)
@@ -261,4 +276,67 @@ def rank_groups(track: str, split: str, version_id: int,
             first, last = walk.bound(position, -1), walk.bound(position, +1)
             labels[submission_id] = label_of(walk.rows[first].rank, walk.rows[last].rank)
     walk.outcomes.clear()  # the decisions are kept; the blobs are not worth the memory
+    tested, walk.tested = walk.tested, {}
+    if tested:
+        after_response(lambda: _store_pairs(tested, resamples),
+                       f"storing {len(tested)} rank-group decisions")
     return labels
+
+
+def _stored_pair(ranking: Any, resamples: int) -> Any:
+    """The join of a ranking's rows to their stored decision with the row above."""
+    return and_(RankPair.above_score_id == ranking.c.above_score_id,
+                RankPair.below_score_id == ranking.c.score_id, RankPair.resamples == resamples)
+
+
+def _store_pairs(decisions: dict[tuple[int, int], bool], resamples: int) -> None:
+    """Store decisions (committed), skipping those stored meanwhile; none when a score row
+    of one was deleted meanwhile (the foreign key refuses the batch, which is then lost)."""
+    db.session.execute(upsert_insert(RankPair).on_conflict_do_nothing(), [
+        {"above_score_id": above, "below_score_id": below, "resamples": resamples,
+         "joined": joined} for (above, below), joined in decisions.items()])
+    db.session.commit()
+
+
+def store_pairs_beside(boards: Iterable[tuple[str, str, int]],
+                       score_ids: Collection[int]) -> None:
+    """After the response, test and store the decisions of the pairs beside new score rows
+    (an upload's) on their boards (track, split, version), so that no read tests them."""
+    resamples = resamples_setting()
+    wanted = sorted(set(boards))
+
+    def fill() -> None:
+        for track, split, version_id in wanted:
+            fill_pairs(track, split, version_id, resamples, score_ids)
+    if wanted and score_ids:
+        after_response(fill, f"testing the rank-group pairs beside scores {sorted(score_ids)}")
+
+
+def fill_pairs(track: str, split: str, version_id: int, resamples: int,
+               score_ids: Collection[int] | None = None) -> int:
+    """Test and store (committed) each neighbouring pair of a board's ranking that has no
+    stored decision, only those with one of score_ids when given; how many were tested."""
+    ranking = _ranking(track, split, version_id).cte("ranking")
+    missing = (select(ranking.c.above_score_id, ranking.c.score_id)
+               .outerjoin(RankPair, _stored_pair(ranking, resamples))
+               .where(ranking.c.above_score_id.is_not(None), RankPair.joined.is_(None)))
+    if score_ids is not None:
+        missing = missing.where(or_(ranking.c.score_id.in_(score_ids),
+                                    ranking.c.above_score_id.in_(score_ids)))
+    pairs = [(row.above_score_id, row.score_id) for row in db.session.execute(missing)]
+    tested = 0
+    for start in range(0, len(pairs), FILL_BATCH):
+        batch = pairs[start:start + FILL_BATCH]
+        ids = {score_id for pair in batch for score_id in pair}
+        outcomes: dict[int, bytes] = dict(db.session.execute(
+            select(Score.id, Score.outcomes).where(Score.id.in_(ids))).all())
+        _store_pairs({(above, below): paired_p_value(track, outcomes[above], outcomes[below],
+                                                     resamples) >= ALPHA
+                      for above, below in batch}, resamples)
+        tested += len(batch)
+    return tested
+
+
+def resamples_setting() -> int:
+    """The resamples of the rank groups' tests (the RANK_GROUP_RESAMPLES setting)."""
+    return int(current_app.config.get("RANK_GROUP_RESAMPLES", DEFAULT_RESAMPLES))

@@ -7,14 +7,16 @@ from typing import Any
 import numpy as np
 import pytest
 from flask import Flask
-from sqlalchemy import select
+from sqlalchemy import delete, select
+from sqlalchemy.orm import aliased
 
+from benchmark import GoldSet
 from situatedqa_server.extensions import db
-from situatedqa_server.models import User
-from situatedqa_server.services import ranking
+from situatedqa_server.models import RankPair, Score, User
+from situatedqa_server.services import board_cache, ranking
 from situatedqa_server.services.gold_store import active_version
 
-from .conftest import add_scored, add_user
+from .conftest import add_scored, add_user, api_upload, new_token, prediction_file, register
 
 N = 506  # geo/test
 
@@ -122,3 +124,85 @@ def test_a_walk_reads_only_the_rows_it_can_reach(app: Flask,
         assert sorted(walk.rows) == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
         assert ranking.rank_groups("geo", "test", version, [ids[11]]) == {ids[11]: "10\u201312"}
         assert ranking.rank_groups("geo", "test", version, [10**9]) == {}
+
+
+def stored_pairs(app: Flask) -> dict[tuple[int, int], bool]:
+    """The stored decisions at the default resamples, by (above, below) submission ids."""
+    with app.app_context():
+        above, below = aliased(Score), aliased(Score)
+        rows = db.session.execute(
+            select(above.submission_id, below.submission_id, RankPair.joined)
+            .join(above, above.id == RankPair.above_score_id)
+            .join(below, below.id == RankPair.below_score_id)
+            .where(RankPair.resamples == ranking.DEFAULT_RESAMPLES)).all()
+    return {(a, b): joined for a, b, joined in rows}
+
+
+def test_a_read_stores_what_it_tested_and_another_worker_reads_it(
+        app: Flask, three: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pairs a page tested are stored after its response; a worker that has tested
+    nothing (no walk, no decision in memory) then shows the same groups without a test."""
+    a, b, c = three["A"], three["B"], three["C"]
+    client = app.test_client()
+    assert stored_pairs(app) == {}
+    response = client.get("/leaderboards/geo?split=test")
+    assert response.status_code == 200
+    response.close()  # the response is sent: the decisions are stored
+    assert stored_pairs(app) == {(a, b): True, (b, c): False}
+
+    def untested(*args: Any) -> float:
+        raise AssertionError("a stored decision was tested again")
+
+    monkeypatch.setattr(ranking, "paired_p_value", untested)
+    monkeypatch.setattr(ranking, "_WALKS", board_cache.Newest())
+    monkeypatch.setattr(ranking, "_DECISIONS", board_cache.Newest(8))
+    page = client.get("/leaderboards/geo?split=test").get_data(as_text=True)
+    assert page.count("group 1\u20132") == 2 and "group 3<" in page
+
+
+def test_an_upload_stores_the_pairs_beside_it(app: Flask, release_gold: GoldSet) -> None:
+    """After each public upload's response, the pairs it forms with its neighbours are
+    stored, decided as the walk decides them; a private upload stores none."""
+    client = app.test_client()
+    register(client, "uploader")
+    token = new_token(client)
+    gold = release_gold.get("geo", "test")
+    ids = []
+    for correct in (300, 100, 200):  # the last one lands between the first two
+        response = api_upload(client, token, gold, prediction_file(gold, correct),
+                              method_name=f"m{correct}", public="true")
+        assert response.status_code == 201, response.get_json()
+        response.close()
+        ids.append(response.get_json()["id"])
+    private = api_upload(client, token, gold, prediction_file(gold, 250), method_name="p")
+    private.close()
+    best, worst, middle = ids
+    stored = stored_pairs(app)
+    # the old pair best-worst stays stored (harmless: never neighbours again)
+    assert set(stored) == {(best, worst), (best, middle), (middle, worst)}
+    with app.app_context():
+        codes = dict(db.session.execute(select(Score.submission_id, Score.outcomes)).all())
+    for (above, below), joined in stored.items():
+        p_value = ranking.paired_p_value("geo", codes[above], codes[below],
+                                         ranking.DEFAULT_RESAMPLES)
+        assert joined == (p_value >= ranking.ALPHA)
+
+
+def test_the_command_fills_the_missing_pairs_once(app: Flask, three: dict[str, Any]) -> None:
+    runner = app.test_cli_runner()
+    first = runner.invoke(args=["submissions", "rank-pairs", "--track", "geo"])
+    assert first.exit_code == 0, first.output
+    assert "geo test: 2 pairs tested and stored" in first.output
+    assert "geo dev: 0 pairs" in first.output
+    assert stored_pairs(app) == {(three["A"], three["B"]): True,
+                                 (three["B"], three["C"]): False}
+    again = runner.invoke(args=["submissions", "rank-pairs"])
+    assert again.exit_code == 0 and "geo test: 0 pairs" in again.output
+
+
+def test_a_deleted_score_takes_its_pairs_along(app: Flask, three: dict[str, Any]) -> None:
+    assert app.test_cli_runner().invoke(args=["submissions", "rank-pairs"]).exit_code == 0
+    with app.app_context():
+        db.session.execute(delete(Score).where(Score.submission_id == three["B"]))
+        db.session.commit()
+    assert stored_pairs(app) == {}
