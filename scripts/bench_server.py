@@ -2,7 +2,7 @@
 board reads at several sizes, cold and warm, sorted by every column, worker RSS.
 
 Usage: .venv/bin/python scripts/bench_server.py [--database-url URL] [--release DIR]
-           [--bulk 10000,50000,100000] [--rss-uploads 10000]
+           [--bulk 10000,50000,100000] [--rss-uploads 10000] [--untested-pairs]
 
 Creates a private schema in the database (dropped afterwards), migrates it and imports the
 gold into it with `flask --app app setup --from RELEASE`, starts gunicorn as a real
@@ -374,6 +374,10 @@ def main() -> None:
                         help="Uploaded files: the benchmark files (official format, temp; "
                              "the issue's setting, ~1 MB) or, otherwise, random files "
                              "right on 20-50%% of the examples.")
+    parser.add_argument("--untested-pairs", action="store_true",
+                        help="Leave the bulk rows' rank-group pairs untested (by default "
+                             "`flask submissions rank-pairs` stores them, as an organizer "
+                             "would after a bulk import), so first views test them.")
     parser.add_argument("--project", type=Path, default=ROOT,
                         help="The checkout to serve (e.g. a `git worktree` of an earlier "
                              "commit, to compare on the same host with the same client).")
@@ -500,9 +504,17 @@ def main() -> None:
             columns = args.columns or sortable(args.track, "test")
             for size in sorted(args.bulk):
                 present = session.get(board_json, timeout=60).json()["total"]
+                fill_seconds = None
                 if size > present:
                     bulk_insert(args.database_url, schema, args.track, "test", size - present,
                                 offset=present)
+                    if not args.untested_pairs:
+                        # What an organizer runs after rows came in bulk: their rank-group
+                        # pairs tested and stored (an upload stores its own).
+                        started = time.perf_counter()
+                        run([str(BIN / "flask"), "--app", "app", "submissions", "rank-pairs",
+                             "--track", args.track, "--split", "test"], env, project)
+                        fill_seconds = time.perf_counter() - started
                 timed_get(session, board, 5)
                 page = timed_get(session, board, args.runs)
                 api = timed_get(session, board_json, args.runs)
@@ -526,7 +538,8 @@ def main() -> None:
                     after_upload += timed_get(session, f"{board}&sort={column}", 1)
                 total = session.get(board_json, timeout=60).json()["total"]
                 reads[size] = {"total": total, "page": page, "json": api, "cold": cold,
-                               "warm": warm, "worst": worst, "after_upload": after_upload}
+                               "warm": warm, "worst": worst, "after_upload": after_upload,
+                               "fill_seconds": fill_seconds}
                 print(f"measured reads at {total} entries", file=sys.stderr, flush=True)
             rss = worker_rss(server.pid)
         finally:
@@ -596,6 +609,13 @@ def main() -> None:
     print(f"Cold reads: {args.cold_runs} per sort column ({len(columns)} columns: "
           f"{', '.join(columns)}) and kind, each the first after a bump of the board's stamp; "
           f"the first pass over the columns is each sort's first view in a worker.")
+    if args.untested_pairs:
+        print("Rank pairs: none stored for the bulk rows (--untested-pairs): a sort's first "
+              "view in a worker tests its page's pairs.")
+    else:
+        print("Rank pairs of the bulk rows stored by `flask submissions rank-pairs` before the "
+              "reads: " + ", ".join(f"{r['total']:,} entries {r['fill_seconds']:.1f} s"
+                                    for r in reads.values() if r["fill_seconds"] is not None))
     print(f"Worker RSS at the end: {', '.join(f'{kib / 1024:.0f} MiB' for kib in rss)}")
 
 
