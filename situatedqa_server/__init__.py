@@ -91,12 +91,12 @@ def _init_extensions(app: Flask) -> None:
     # command) and `settings` load without the app's modules; no cycle hides behind this
     # (tests/server/test_import_graph.py counts these imports too).
     from . import errors, inputs, tasks
-    from .extensions import configure_sqlite, csrf, db, init_migrations, limiter
+    from .extensions import configure_engine, csrf, db, init_migrations, limiter
 
     db.init_app(app)
     with app.app_context():
         for engine in db.engines.values():
-            configure_sqlite(engine)
+            configure_engine(engine)
     init_migrations(app, str(Path(__file__).parent / "migrations"))
     # The input check first: the CSRF check reads every form field name (a multipart part
     # without a name is a TypeError there), and a refused request spends no rate limit.

@@ -41,11 +41,25 @@ csrf = CSRFProtect()
 limiter = ResilientLimiter(get_remote_address)
 
 
-def configure_sqlite(engine: Engine) -> None:
-    """On the app's own SQLite engines only (not, e.g., the embedded job broker's)."""
+def configure_engine(engine: Engine) -> None:
+    """On the app's own engines only (not, e.g., the embedded job broker's SQLite)."""
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _sqlite_connect)
         event.listen(engine, "begin", _sqlite_begin)
+    elif engine.dialect.name == "postgresql":
+        event.listen(engine, "connect", _postgresql_connect)
+
+
+def _postgresql_connect(dbapi_connection: Any, _record: Any) -> None:
+    """PostgreSQL: no JIT compilation. The app's queries run in milliseconds, and a board's
+    ranking over 10,000 entries is estimated costly enough for the JIT, which then compiles
+    it for about 240 ms before running it for 20."""
+    autocommit = dbapi_connection.autocommit
+    dbapi_connection.autocommit = True
+    cursor = dbapi_connection.cursor()
+    cursor.execute("SET SESSION jit = off")
+    cursor.close()
+    dbapi_connection.autocommit = autocommit
 
 
 def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:

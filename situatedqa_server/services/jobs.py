@@ -20,6 +20,8 @@ from typing import Any
 from flask import current_app
 from sqlalchemy import func, select, update
 
+from benchmark import SPLITS, TRACKS
+
 from ..extensions import db
 from ..models import (
     UNFINISHED_JOB_STATES,
@@ -32,7 +34,7 @@ from ..models import (
     User,
     utcnow,
 )
-from . import audit, evaluation, gold_store, versions
+from . import audit, evaluation, gold_store, ranking, versions
 from .errors import ServiceError
 from .quotas import begin_locked
 
@@ -352,7 +354,22 @@ def finish(job_id: int) -> bool:
     job.status, job.finished_at, job.error = JobStatus.DONE.value, utcnow(), None
     job.done = job.total = db.session.scalar(select(func.count(Submission.id))) or 0
     db.session.commit()
+    store_rank_pairs(version.id)
     return True
+
+
+def store_rank_pairs(version_id: int) -> None:
+    """Test and store the rank-group decisions of a version's boards, whose rows are new
+    since the switch, so that no first view of them tests pairs. A failure is logged: a page
+    then tests the pairs it needs (and stores them)."""
+    try:
+        resamples = ranking.resamples_setting()
+        for track in TRACKS:
+            for split in SPLITS:
+                ranking.fill_pairs(track, split, version_id, resamples)
+    except Exception:
+        db.session.rollback()
+        log.exception("storing the rank-group decisions of gold version %s", version_id)
 
 
 def run_regeneration(job_id: int, run: Callable[[dict[str, Any], Callable[[str], None]], None]

@@ -176,20 +176,29 @@ def _rows(q: BoardQuery, version_id: int,
     """Every visible entry the filters let through, as one union of kind, id and filter
     columns; given the sort keys of the submission and of the reported rows (see
     _sort_expressions), also each entry's primary-metric rank and sort key."""
-    ranked: tuple[Any, ...] = ()
-    if sort is not None:
-        rank = func.rank().over(order_by=Score.primary_metric.desc().nulls_last())
-        ranked = (rank.label("rank"), sort[0].label("sort_value"))
-    submissions = (
-        select(literal("submission").label("kind"), Submission.id.label("id"),
-               Submission.is_baseline.label("baseline"), Submission.model_type.label("model"),
-               Submission.fine_tuned.label("fine_tuned"), *ranked)
-        .join(Score, Score.submission_id == Submission.id)
-        .where(Score.gold_version_id == version_id, Score.track == q.track,
+    columns = (Submission.id.label("id"), Submission.is_baseline.label("baseline"),
+               Submission.model_type.label("model"), Submission.fine_tuned.label("fine_tuned"))
+    visible = (Score.gold_version_id == version_id, Score.track == q.track,
                Score.split == q.split, Submission.visibility == Visibility.PUBLIC.value,
-               Submission.hidden.is_(False), Submission.deleted_at.is_(None)))
-    if sort is not None:  # a sort key may be the team's name (team_id is never null)
-        submissions = submissions.join(Team)
+               Submission.hidden.is_(False), Submission.deleted_at.is_(None))
+    submissions: Select[*tuple[Any, ...]]
+    if sort is None:
+        submissions = (select(literal("submission").label("kind"), *columns)
+                       .join(Score, Score.submission_id == Submission.id).where(*visible))
+    else:
+        # The sort key is read in a subquery that PostgreSQL may not flatten (OFFSET 0), so
+        # that the rank's window sorts narrow rows: flattened, each row would carry its
+        # whole metrics document through that sort, and spill it to disk.
+        keyed = (select(*columns, Score.primary_metric.label("primary"),
+                        sort[0].label("sort_value"))
+                 .join(Score, Score.submission_id == Submission.id)
+                 .join(Team)  # a sort key may be the team's name (team_id is never null)
+                 .where(*visible).offset(0).subquery())
+        submissions = select(
+            literal("submission").label("kind"), keyed.c.id, keyed.c.baseline, keyed.c.model,
+            keyed.c.fine_tuned,
+            func.rank().over(order_by=keyed.c.primary.desc().nulls_last()).label("rank"),
+            keyed.c.sort_value)
     reported = (
         select(literal("reported"), ReportedEntry.id, false(), ReportedEntry.model_type,
                ReportedEntry.fine_tuned, *(() if sort is None else (null(), sort[1])))

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 from flask import current_app
-from sqlalchemy import Select, and_, func, or_, select
+from sqlalchemy import Select, func, or_, select
 
 from benchmark import TRACK_INFO
 from benchmark.metrics import DEFAULT_SEED, accuracy_from_binary, id_f1, paired_difference
@@ -185,8 +185,8 @@ class _Walk:
         rows = db.session.execute(
             select(ranking.c.submission_id, ranking.c.score_id, ranking.c.rank,
                    ranking.c.position, ranking.c.total, ranking.c.above_score_id,
-                   RankPair.joined)
-            .outerjoin(RankPair, _stored_pair(ranking, self.resamples)).where(within)).all()
+                   _stored_decision(ranking, self.resamples).scalar_subquery().label("joined"))
+            .where(within)).all()
         for row in rows:
             self.rows[row.position] = Ranked(row.submission_id, row.score_id, row.rank)
             self.position_of[row.submission_id] = row.position
@@ -283,10 +283,12 @@ def rank_groups(track: str, split: str, version_id: int,
     return labels
 
 
-def _stored_pair(ranking: Any, resamples: int) -> Any:
-    """The join of a ranking's rows to their stored decision with the row above."""
-    return and_(RankPair.above_score_id == ranking.c.above_score_id,
-                RankPair.below_score_id == ranking.c.score_id, RankPair.resamples == resamples)
+def _stored_decision(ranking: Any, resamples: int) -> Select[Any]:
+    """The stored decision of a ranking's row with the row above: correlated, so that each
+    row is one primary-key lookup whatever the planner thinks of the table's size."""
+    return select(RankPair.joined).where(
+        RankPair.above_score_id == ranking.c.above_score_id,
+        RankPair.below_score_id == ranking.c.score_id, RankPair.resamples == resamples)
 
 
 def _store_pairs(decisions: dict[tuple[int, int], bool], resamples: int) -> None:
@@ -318,8 +320,8 @@ def fill_pairs(track: str, split: str, version_id: int, resamples: int,
     stored decision, only those with one of score_ids when given; how many were tested."""
     ranking = _ranking(track, split, version_id).cte("ranking")
     missing = (select(ranking.c.above_score_id, ranking.c.score_id)
-               .outerjoin(RankPair, _stored_pair(ranking, resamples))
-               .where(ranking.c.above_score_id.is_not(None), RankPair.joined.is_(None)))
+               .where(ranking.c.above_score_id.is_not(None),
+                      ~_stored_decision(ranking, resamples).exists()))
     if score_ids is not None:
         missing = missing.where(or_(ranking.c.score_id.in_(score_ids),
                                     ranking.c.above_score_id.in_(score_ids)))
