@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 from flask import Flask
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, text
 from sqlalchemy.orm import aliased
 
 from benchmark import GoldSet
@@ -206,3 +206,28 @@ def test_a_deleted_score_takes_its_pairs_along(app: Flask, three: dict[str, Any]
         db.session.execute(delete(Score).where(Score.submission_id == three["B"]))
         db.session.commit()
     assert stored_pairs(app) == {}
+
+
+def test_a_rescore_stores_the_rank_pairs_of_its_new_rows(app: Flask,
+                                                         release_gold: GoldSet) -> None:
+    """A rescore writes new score rows; its switch stores their pairs' decisions, so the
+    first views after it test none."""
+    client = app.test_client()
+    register(client, "rescored")
+    token = new_token(client)
+    gold = release_gold.get("geo", "test")
+    ids = [api_upload(client, token, gold, prediction_file(gold, correct), public="true",
+                      method_name=f"m{correct}").get_json()["id"] for correct in (300, 200)]
+    # (the responses are never closed: the uploads stored no pairs)
+    assert stored_pairs(app) == {}
+    rescored = app.test_cli_runner().invoke(args=["submissions", "rescore", "--full"])
+    assert rescored.exit_code == 0, rescored.output
+    assert set(stored_pairs(app)) == {(ids[0], ids[1])}
+
+
+def test_the_app_runs_postgresql_without_jit(app: Flask) -> None:
+    """JIT compilation would cost a board's first read far more than its queries take."""
+    with app.app_context():
+        if db.engine.dialect.name != "postgresql":
+            pytest.skip("a PostgreSQL setting")
+        assert db.session.execute(text("SHOW jit")).scalar_one() == "off"
