@@ -5,18 +5,17 @@ group of the entry directly above it when the two-sided paired bootstrap test of
 primary-metric difference gives p >= ALPHA; otherwise it starts a new group. A group's
 label is the range of the ranks in it ("1–3"), or the single rank ("4").
 
-Only the entries of the visible page are resolved: the walk goes up from each entry until a
-separation is found (where its group starts) and down until one is found (where it ends),
-at most MAX_WALK entries away. So it reads from the database the page entries' positions in
-the ranking and the ranked rows within MAX_WALK of them, never the whole ranking: the rows
-read grow with the page, not with the board. What a walk has read and decided is cached per
-worker under the board's generation stamp (see board_generation), which every request reads
-afresh from the database: no worker serves a stale group. The pairwise decisions outlive a
-generation: a decision depends only on the two score rows' outcomes, which no board change
-alters (a rescore in place writes new rows and bumps every board's stamp, which files the
-decisions afresh), so after an upload only the pairs beside the new entry are tested again,
-and a page whose pairs have been tested costs one indexed read and a walk over cached
-decisions.
+Only the entries of the visible page are resolved, each at most MAX_WALK entries away
+from its group's ends. The pairwise decisions are stored (table rank_pair, by the two score
+rows' ids: a decision depends only on their outcomes, which no board change alters): after
+an upload for the pairs beside it, after a read for the pairs it tested, at a rescore's
+switch for the new rows, and by `flask submissions rank-pairs`. Where the stored decisions
+settle a group, one query gives its bounds (window aggregates over the ranking find the
+nearest pairs that do not join); the other entries walk up and down until a separation,
+reading the ranked rows within MAX_WALK of them and testing the pairs not decided yet. So
+the rows read grow with the page, not with the board. What a worker has read, decided and
+labelled is cached under the board's generation stamp (see board_generation), which every
+request reads afresh from the database: no worker serves a stale group.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from typing import Any
 
 import numpy as np
 from flask import current_app
-from sqlalchemy import Select, func, or_, select
+from sqlalchemy import Select, case, func, or_, select
 
 from benchmark import TRACK_INFO
 from benchmark.metrics import DEFAULT_SEED, accuracy_from_binary, id_f1, paired_difference
@@ -162,6 +161,8 @@ class _Walk:
         self.outcomes: dict[int, bytes] = {}
         #: Decisions tested here and not yet stored (see rank_groups).
         self.tested: dict[tuple[int, int], bool] = {}
+        #: The group label of each submission resolved so far.
+        self.labels: dict[int, str] = {}
 
     def locate(self, submission_ids: Iterable[int]) -> None:
         """Read, in one query, every ranked row a walk from the submissions not yet located
@@ -195,6 +196,22 @@ class _Walk:
                 self.decisions[row.above_score_id, row.score_id] = row.joined
         # a ranked submission is within reach of itself, so it was read
         self.unranked.update(i for i in wanted if i not in self.position_of)
+
+    def resolve_stored(self, submission_ids: Iterable[int]) -> None:
+        """Label, in one query, each entry not yet labelled whose group the stored decisions
+        settle: the nearest pair above it and the nearest below it that do not join, within
+        MAX_WALK, are both stored (a pair without a stored decision also stops the search;
+        an entry whose search stopped at one is left to the walk, which tests it)."""
+        wanted = [i for i in submission_ids if i not in self.labels and i not in self.unranked]
+        if not wanted:
+            return
+        found = db.session.execute(_stored_bounds(
+            self.track, self.split, self.version_id, self.resamples, wanted)).all()
+        located = {row.submission_id for row in found}
+        self.unranked.update(i for i in wanted if i not in located)
+        for row in found:
+            if row.settled:
+                self.labels[row.submission_id] = label_of(row.first_rank, row.last_rank)
 
     def codes(self, position: int) -> bytes:
         """The stored outcomes of a position, read in batches around it."""
@@ -232,7 +249,12 @@ class _Walk:
         return self.joined[position]
 
     def bound(self, position: int, step: int) -> int:
-        """The first (step -1) or last (step +1) position of the group, at most MAX_WALK away."""
+        """The first (step -1) or last (step +1) position of the group, at most MAX_WALK away.
+
+        What a walk learns is kept for the entries after it: the stop (a pair that does not
+        join) that each visited position leads to. A walk cut at its bound learns nothing,
+        and a stop found beyond an entry's own bound is cut there.
+        """
         memo = self.first if step < 0 else self.last
         limit = (max(0, position - MAX_WALK) if step < 0
                  else min(self.total - 1, position + MAX_WALK))
@@ -241,10 +263,15 @@ class _Walk:
                 current if step < 0 else current + 1):
             path.append(current)
             current += step
-        found = memo.get(current, current)
+        if current in memo:
+            stop = memo[current]
+        elif current == limit:
+            return limit
+        else:
+            stop = current
         for visited in (*path, current):
-            memo[visited] = found
-        return found
+            memo[visited] = stop
+        return max(stop, limit) if step < 0 else min(stop, limit)
 
 
 def board_decisions(board: tuple[Any, ...], every: int,
@@ -268,13 +295,17 @@ def rank_groups(track: str, split: str, version_id: int,
     resamples = resamples_setting()
     walk = _walk(board_generation(track, split, version_id), resamples)
     wanted = list(submission_ids)
-    walk.locate(wanted)
-    labels = {}
-    for submission_id in wanted:
+    walk.resolve_stored(wanted)
+    untested = [i for i in wanted if i not in walk.labels and i not in walk.unranked]
+    if untested:
+        walk.locate(untested)
+    for submission_id in untested:
         position = walk.position_of.get(submission_id)
         if position is not None:
             first, last = walk.bound(position, -1), walk.bound(position, +1)
-            labels[submission_id] = label_of(walk.rows[first].rank, walk.rows[last].rank)
+            walk.labels[submission_id] = label_of(walk.rows[first].rank,
+                                                  walk.rows[last].rank)
+    labels = {i: walk.labels[i] for i in wanted if i in walk.labels}
     walk.outcomes.clear()  # the decisions are kept; the blobs are not worth the memory
     tested, walk.tested = walk.tested, {}
     if tested:
@@ -289,6 +320,56 @@ def _stored_decision(ranking: Any, resamples: int) -> Select[Any]:
     return select(RankPair.joined).where(
         RankPair.above_score_id == ranking.c.above_score_id,
         RankPair.below_score_id == ranking.c.score_id, RankPair.resamples == resamples)
+
+
+def _stored_bounds(track: str, split: str, version_id: int, resamples: int,
+                   submission_ids: list[int]) -> Select[Any]:
+    """Per listed ranked submission: whether the stored decisions settle its group, and the
+    ranks of the group's first and last entries when they do (see _Walk.resolve_stored).
+
+    A position stops the search when the pair it forms with the entry above does not join
+    (stored false) or has no stored decision (the first position has none): the group
+    starts at the nearest stop at or above the entry, at most MAX_WALK above, and ends just
+    before the nearest stop below it, at most MAX_WALK below. It is settled when neither
+    bound is a pair without a decision (a bound at MAX_WALK is settled whatever lies
+    beyond). Window aggregates over the ranking find the stops, with the pairs' decisions
+    looked up by primary key.
+    """
+    ranking = _ranking(track, split, version_id).subquery()
+    joined = _stored_decision(ranking, resamples).scalar_subquery()
+    decided = select(ranking, joined.label("joined")).cte("decided")
+    position = decided.c.position
+    stop = case((decided.c.joined.is_not(True), position))
+    unknown = case((decided.c.joined.is_(None) & (position > 0), position))
+    above = {"order_by": position, "rows": (None, 0)}
+    below = {"order_by": position, "rows": (1, None)}
+    marks = select(
+        decided.c.submission_id, position, decided.c.total,
+        func.max(stop).over(**above).label("stop_above"),  # type: ignore[arg-type]
+        func.max(unknown).over(**above).label("unknown_above"),  # type: ignore[arg-type]
+        func.min(stop).over(**below).label("stop_below"),  # type: ignore[arg-type]
+        func.min(unknown).over(**below).label("unknown_below"),  # type: ignore[arg-type]
+    ).cte("marks")
+    wanted = select(marks).where(marks.c.submission_id.in_(submission_ids)).subquery()
+    first = case((wanted.c.stop_above > wanted.c.position - MAX_WALK, wanted.c.stop_above),
+                 else_=wanted.c.position - MAX_WALK)
+    last = case((wanted.c.stop_below.is_not(None)
+                 & (wanted.c.stop_below - 1 < wanted.c.position + MAX_WALK),
+                 wanted.c.stop_below - 1),
+                (wanted.c.position + MAX_WALK < wanted.c.total - 1,
+                 wanted.c.position + MAX_WALK),
+                else_=wanted.c.total - 1)
+    settled = ~((wanted.c.unknown_above.is_not(None)
+                 & (wanted.c.unknown_above == wanted.c.stop_above)
+                 & (wanted.c.stop_above > wanted.c.position - MAX_WALK))
+                | (wanted.c.unknown_below.is_not(None)
+                   & (wanted.c.unknown_below == wanted.c.stop_below)
+                   & (wanted.c.stop_below <= wanted.c.position + MAX_WALK)))
+    first_row, last_row = decided.alias("first_row"), decided.alias("last_row")
+    return (select(wanted.c.submission_id, settled.label("settled"),
+                   first_row.c.rank.label("first_rank"), last_row.c.rank.label("last_rank"))
+            .join(first_row, first_row.c.position == first)
+            .join(last_row, last_row.c.position == last))
 
 
 def _store_pairs(decisions: dict[tuple[int, int], bool], resamples: int) -> None:

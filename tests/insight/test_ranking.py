@@ -231,3 +231,87 @@ def test_the_app_runs_postgresql_without_jit(app: Flask) -> None:
         if db.engine.dialect.name != "postgresql":
             pytest.skip("a PostgreSQL setting")
         assert db.session.execute(text("SHOW jit")).scalar_one() == "off"
+
+
+def reference_labels(codes: dict[int, np.ndarray], walk: int) -> dict[int, str]:
+    """The rule, from its definition: each entry's group runs up and down from it while
+    neighbours join (p >= ALPHA), at most `walk` positions; ranks as SQL's rank()."""
+    metric = {i: 100.0 * float((c & 1).mean()) for i, c in codes.items()}
+    order = sorted(codes, key=lambda i: (-metric[i], i))
+    rank = [1 + sum(metric[j] > metric[i] for j in order) for i in order]
+    joins = [False] + [ranking.paired_p_value("geo", codes[a].tobytes(), codes[b].tobytes(),
+                                              ranking.DEFAULT_RESAMPLES) >= ranking.ALPHA
+                       for a, b in zip(order, order[1:], strict=False)]
+    labels = {}
+    for position, ident in enumerate(order):
+        first = last = position
+        while first > max(0, position - walk) and joins[first]:
+            first -= 1
+        while last < min(len(order) - 1, position + walk) and joins[last + 1]:
+            last += 1
+        labels[ident] = ranking.label_of(rank[first], rank[last])
+    return labels
+
+
+@pytest.fixture
+def mixed(app: Flask, monkeypatch: pytest.MonkeyPatch) -> dict[int, np.ndarray]:
+    """Twenty-four entries, some neighbours far apart and some close (ties among them), and
+    a walk bound of three, so that groups end at separations and at the bound."""
+    monkeypatch.setattr(ranking, "MAX_WALK", 3)
+    rng = np.random.default_rng(7)
+    codes = {}
+    with app.app_context():
+        user = add_user("mixed")
+        for number, correct in enumerate(sorted(rng.integers(120, 360, size=24))):
+            made = outcomes(int(correct), flip=int(rng.integers(0, 20)))
+            codes[add_scored(user, "geo", "test", made, name=f"e{number}").id] = made
+    return codes
+
+
+def fresh_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forget every walk and decision this process holds, as a new worker would."""
+    monkeypatch.setattr(ranking, "_WALKS", board_cache.Newest())
+    monkeypatch.setattr(ranking, "_DECISIONS", board_cache.Newest(8))
+
+
+def test_stored_decisions_settle_every_group_in_sql(
+        app: Flask, mixed: dict[int, np.ndarray], monkeypatch: pytest.MonkeyPatch) -> None:
+    """With every pair stored, the groups come from one query, no walk and no test, and are
+    the rule's groups, cut at the bound."""
+    expected = reference_labels(mixed, 3)
+    assert len(set(expected.values())) > 5  # groups of several sizes, bounded ones too
+    assert app.test_cli_runner().invoke(args=["submissions", "rank-pairs"]).exit_code == 0
+    fresh_worker(monkeypatch)
+
+    def refused(*args: Any) -> None:
+        raise AssertionError("a walk ran although every decision is stored")
+
+    monkeypatch.setattr(ranking._Walk, "locate", refused)
+    monkeypatch.setattr(ranking, "paired_p_value", refused)
+    with app.test_request_context():
+        groups = ranking.rank_groups("geo", "test", active_version().id, list(mixed))
+    assert groups == expected
+
+
+def test_some_stored_decisions_give_the_same_groups(
+        app: Flask, mixed: dict[int, np.ndarray], monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a third of the pairs stored, SQL settles some groups and the walk the rest, in
+    any order of the entries asked for: the rule's groups either way."""
+    expected = reference_labels(mixed, 3)
+    assert app.test_cli_runner().invoke(args=["submissions", "rank-pairs"]).exit_code == 0
+    with app.app_context():
+        pairs = db.session.scalars(select(RankPair).order_by(RankPair.below_score_id)).all()
+        for number, pair in enumerate(pairs):
+            if number % 3:
+                db.session.delete(pair)
+        db.session.commit()
+    ids = list(mixed)
+    for order in (ids, ids[::-1], ids[1::2] + ids[::2]):
+        fresh_worker(monkeypatch)
+        with app.test_request_context():
+            version = active_version().id
+            groups = {}
+            for start in range(0, len(order), 5):  # a page of five at a time
+                groups.update(ranking.rank_groups("geo", "test", version,
+                                                  order[start:start + 5]))
+        assert groups == expected
