@@ -341,8 +341,11 @@ def _stored_bounds(track: str, split: str, version_id: int, resamples: int,
     position = decided.c.position
     stop = case((decided.c.joined.is_not(True), position))
     unknown = case((decided.c.joined.is_(None) & (position > 0), position))
+    # Both frames start at the first row of their order, so the aggregates run in one pass:
+    # a frame whose start moves (1 FOLLOWING …) has PostgreSQL compute min() afresh for
+    # every row, quadratic in the board.
     above = {"order_by": position, "rows": (None, 0)}
-    below = {"order_by": position, "rows": (1, None)}
+    below = {"order_by": position.desc(), "rows": (None, -1)}
     marks = select(
         decided.c.submission_id, position, decided.c.total,
         func.max(stop).over(**above).label("stop_above"),  # type: ignore[arg-type]
