@@ -387,8 +387,14 @@ def top_plot(track: str, split: str, version_id: int, top: int,
 def _top_plot(generation: tuple[Any, ...], top: int, filters: BoardFilter) -> PlotSpec:
     """The top-N plot of one board generation (read once per worker, as _sota_plot)."""
     _, track, split, version_id = generation[:4]
-    rows = db.session.execute(visible_scores(track, split, version_id, filters).order_by(
-        Score.primary_metric.desc().nulls_last(), Submission.id).limit(top)).all()
+    order = (Score.primary_metric.desc().nulls_last(), Submission.id)
+    # The top ids first, sorted as narrow rows; then only their objects are read (a sort of
+    # whole rows carries every entry's columns through it).
+    top_ids = (visible_scores(track, split, version_id, filters)
+               .with_only_columns(Submission.id).order_by(*order).limit(top).subquery())
+    rows = db.session.execute(visible_scores(track, split, version_id, filters)
+                              .join(top_ids, top_ids.c.id == Submission.id)
+                              .order_by(*order)).all()
     names = list(TRACK_INFO[track].metrics)
     series = [(s.method_name, score_bars(score, names)) for s, score in rows]
     alt = (f"Grouped bar chart of the top {len(series)} {track} {split} entries per metric, "
