@@ -5,8 +5,8 @@ group of the entry directly above it when the two-sided paired bootstrap test of
 primary-metric difference gives p >= ALPHA; otherwise it starts a new group. A group's
 label is the range of the ranks in it ("1–3"), or the single rank ("4").
 
-Only the entries of the visible page are resolved, each at most MAX_WALK entries away
-from its group's ends. The pairwise decisions are stored (table rank_pair, by the two score
+Only the entries of the visible page are resolved, and a group is cut MAX_WALK entries
+from the entry asked for. The pairwise decisions are stored (table rank_pair, by the two score
 rows' ids: a decision depends only on their outcomes, which no board change alters): after
 an upload for the pairs beside it, after a read for the pairs it tested, at a rescore's
 switch for the new rows, and by `flask submissions rank-pairs`. Where the stored decisions
@@ -193,6 +193,8 @@ class _Walk:
             self.position_of[row.submission_id] = row.position
             self.total = row.total
             if row.joined is not None:
+                if len(self.decisions) >= MAX_DECISIONS:
+                    self.decisions.clear()
                 self.decisions[row.above_score_id, row.score_id] = row.joined
         # a ranked submission is within reach of itself, so it was read
         self.unranked.update(i for i in wanted if i not in self.position_of)
@@ -344,14 +346,13 @@ def _stored_bounds(track: str, split: str, version_id: int, resamples: int,
     # Both frames start at the first row of their order, so the aggregates run in one pass:
     # a frame whose start moves (1 FOLLOWING …) has PostgreSQL compute min() afresh for
     # every row, quadratic in the board.
-    above = {"order_by": position, "rows": (None, 0)}
-    below = {"order_by": position.desc(), "rows": (None, -1)}
+    down, up = position, position.desc()
     marks = select(
         decided.c.submission_id, position, decided.c.total,
-        func.max(stop).over(**above).label("stop_above"),  # type: ignore[arg-type]
-        func.max(unknown).over(**above).label("unknown_above"),  # type: ignore[arg-type]
-        func.min(stop).over(**below).label("stop_below"),  # type: ignore[arg-type]
-        func.min(unknown).over(**below).label("unknown_below"),  # type: ignore[arg-type]
+        func.max(stop).over(order_by=down, rows=(None, 0)).label("stop_above"),
+        func.max(unknown).over(order_by=down, rows=(None, 0)).label("unknown_above"),
+        func.min(stop).over(order_by=up, rows=(None, -1)).label("stop_below"),
+        func.min(unknown).over(order_by=up, rows=(None, -1)).label("unknown_below"),
     ).cte("marks")
     wanted = select(marks).where(marks.c.submission_id.in_(submission_ids)).subquery()
     first = case((wanted.c.stop_above > wanted.c.position - MAX_WALK, wanted.c.stop_above),
