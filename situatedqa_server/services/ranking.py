@@ -385,18 +385,73 @@ def _store_pairs(decisions: dict[tuple[int, int], bool], resamples: int) -> None
     db.session.commit()
 
 
-def store_pairs_beside(boards: Iterable[tuple[str, str, int]],
-                       score_ids: Collection[int]) -> None:
-    """After the response, test and store the decisions of the pairs beside new score rows
-    (an upload's) on their boards (track, split, version), so that no read tests them."""
+def store_pairs_beside(rows: Iterable[tuple[str, str, int, int]]) -> None:
+    """After the response, test and store the decisions of the pairs that new score rows
+    (an upload's: track, split, version, score id) form with their neighbours on their
+    boards, so that no read tests them."""
     resamples = resamples_setting()
-    wanted = sorted(set(boards))
+    wanted = list(rows)
 
     def fill() -> None:
-        for track, split, version_id in wanted:
-            fill_pairs(track, split, version_id, resamples, score_ids)
-    if wanted and score_ids:
-        after_response(fill, f"testing the rank-group pairs beside scores {sorted(score_ids)}")
+        for track, split, version_id, score_id in wanted:
+            pairs = _pairs_beside(track, split, version_id, score_id)
+            if pairs is None:  # no primary metric: found through the whole ranking
+                fill_pairs(track, split, version_id, resamples, [score_id])
+            else:
+                _test_and_store(track, _untested(pairs, resamples), resamples)
+    if wanted:
+        after_response(fill, "testing the rank-group pairs beside scores "
+                             f"{[row[3] for row in wanted]}")
+
+
+def _pairs_beside(track: str, split: str, version_id: int,
+                  score_id: int) -> list[tuple[int, int]] | None:
+    """The (above, below) pairs a ranked score row forms with the rows next to it, each
+    found by one read along ix_score_board (a few index entries, not the board); None when
+    the row has no primary metric (ranked last, where the index does not lead)."""
+    mine = db.session.execute(select(Score.primary_metric, Score.submission_id)
+                              .where(Score.id == score_id)).one_or_none()
+    if mine is None or mine.primary_metric is None:
+        return None
+    value, submission_id = mine
+    visible = (select(Score.id).join(Submission, Submission.id == Score.submission_id)
+               .where(*board_where(track, split, version_id), Score.id != score_id,
+                      Submission.visibility == Visibility.PUBLIC.value,
+                      Submission.hidden.is_(False), Submission.deleted_at.is_(None)))
+    above = db.session.scalar(visible.where(or_(
+        Score.primary_metric > value,
+        (Score.primary_metric == value) & (Submission.id < submission_id)))
+        .order_by(Score.primary_metric.asc(), Submission.id.desc()).limit(1))
+    below = db.session.scalar(visible.where(
+        Score.primary_metric <= value,
+        (Score.primary_metric < value) | (Submission.id > submission_id))
+        .order_by(Score.primary_metric.desc(), Submission.id.asc()).limit(1))
+    if below is None:  # the first entry without a primary metric, if any, comes next
+        below = db.session.scalar(visible.where(Score.primary_metric.is_(None))
+                                  .order_by(Submission.id).limit(1))
+    return ([(above, score_id)] if above is not None else []) + (
+        [(score_id, below)] if below is not None else [])
+
+
+def _untested(pairs: list[tuple[int, int]], resamples: int) -> list[tuple[int, int]]:
+    """The pairs that have no stored decision."""
+    stored = {(above, below) for above, below in db.session.execute(
+        select(RankPair.above_score_id, RankPair.below_score_id)
+        .where(RankPair.resamples == resamples,
+               RankPair.below_score_id.in_([below for _, below in pairs])))}
+    return [pair for pair in pairs if pair not in stored]
+
+
+def _test_and_store(track: str, pairs: list[tuple[int, int]], resamples: int) -> None:
+    """Test pairs of score rows of one track and store their decisions (committed)."""
+    if not pairs:
+        return
+    ids = {score_id for pair in pairs for score_id in pair}
+    outcomes: dict[int, bytes] = dict(db.session.execute(
+        select(Score.id, Score.outcomes).where(Score.id.in_(ids))).all())
+    _store_pairs({(above, below): paired_p_value(track, outcomes[above], outcomes[below],
+                                                 resamples) >= ALPHA
+                  for above, below in pairs}, resamples)
 
 
 def fill_pairs(track: str, split: str, version_id: int, resamples: int,
@@ -411,17 +466,9 @@ def fill_pairs(track: str, split: str, version_id: int, resamples: int,
         missing = missing.where(or_(ranking.c.score_id.in_(score_ids),
                                     ranking.c.above_score_id.in_(score_ids)))
     pairs = [(row.above_score_id, row.score_id) for row in db.session.execute(missing)]
-    tested = 0
     for start in range(0, len(pairs), FILL_BATCH):
-        batch = pairs[start:start + FILL_BATCH]
-        ids = {score_id for pair in batch for score_id in pair}
-        outcomes: dict[int, bytes] = dict(db.session.execute(
-            select(Score.id, Score.outcomes).where(Score.id.in_(ids))).all())
-        _store_pairs({(above, below): paired_p_value(track, outcomes[above], outcomes[below],
-                                                     resamples) >= ALPHA
-                      for above, below in batch}, resamples)
-        tested += len(batch)
-    return tested
+        _test_and_store(track, pairs[start:start + FILL_BATCH], resamples)
+    return len(pairs)
 
 
 def resamples_setting() -> int:

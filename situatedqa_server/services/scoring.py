@@ -149,12 +149,11 @@ def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionM
     if before_commit is not None:
         before_commit(submission, shown)
     pending = [row.id for row in scores if row.errors_pending]  # read before the commit
-    ranked = [(row.track, row.split, row.gold_version_id) for row in scores
+    ranked = [(row.track, row.split, row.gold_version_id, row.id) for row in scores
               if submission.is_public]
-    score_ids = [row.id for row in scores]
     db.session.commit()
     evaluation.complete_after_response(pending)
-    ranking.store_pairs_beside(ranked, score_ids)
+    ranking.store_pairs_beside(ranked)
     return submission, shown
 
 

@@ -176,10 +176,19 @@ def test_an_upload_stores_the_pairs_beside_it(app: Flask, release_gold: GoldSet)
         ids.append(response.get_json()["id"])
     private = api_upload(client, token, gold, prediction_file(gold, 250), method_name="p")
     private.close()
+    # a tie with the middle one, by another team: ranked after it (a later id)
+    other = app.test_client()
+    register(other, "tied")
+    tied = api_upload(other, new_token(other), gold, prediction_file(gold, 200),
+                      method_name="tie", public="true")
+    assert tied.status_code == 201, tied.get_json()
+    tied.close()
     best, worst, middle = ids
+    tie = tied.get_json()["id"]
     stored = stored_pairs(app)
-    # the old pair best-worst stays stored (harmless: never neighbours again)
-    assert set(stored) == {(best, worst), (best, middle), (middle, worst)}
+    # the old pairs (best-worst, middle-worst) stay stored (harmless: never neighbours again)
+    assert set(stored) == {(best, worst), (best, middle), (middle, worst), (middle, tie),
+                           (tie, worst)}
     with app.app_context():
         codes = dict(db.session.execute(select(Score.submission_id, Score.outcomes)).all())
     for (above, below), joined in stored.items():
