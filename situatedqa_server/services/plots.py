@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from flask import current_app
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from benchmark import TRACK_INFO, GoldSplit
 from benchmark.equivalence import lenient_family
@@ -449,14 +449,23 @@ def sota_plot(track: str, split: str, version_id: int,
 def _sota_plot(generation: tuple[Any, ...], filters: BoardFilter) -> PlotSpec:
     """The state-of-the-art plot of one board generation (read once per worker)."""
     _, track, split, version_id = generation[:4]
-    rows = db.session.execute(
-        select(Submission.created_at, Score.primary_metric)
+    order = (Submission.created_at, Submission.id)
+    # Only the entries that beat every earlier one can be a step: the database keeps those
+    # (a running max over the earlier rows), so Python reads a few rows, not the board.
+    published = (
+        select(Submission.created_at, Submission.id, Score.primary_metric.label("value"),
+               func.max(Score.primary_metric).over(order_by=order, rows=(None, -1))
+               .label("best_before"))
         .join(Score, Score.submission_id == Submission.id)
         .where(*ranking.board_where(track, split, version_id),
                Submission.visibility == Visibility.PUBLIC.value,
                Submission.hidden.is_(False), Submission.deleted_at.is_(None),
                Score.primary_metric.is_not(None), *filters.submission_where())
-        .order_by(Submission.created_at, Submission.id)).all()
+        .subquery())
+    rows = db.session.execute(
+        select(published.c.created_at, published.c.value)
+        .where(published.c.best_before.is_(None) | (published.c.value > published.c.best_before))
+        .order_by(published.c.created_at, published.c.id)).all()
     steps = best_by_day(rows)
     primary = TRACK_INFO[track].label(TRACK_INFO[track].primary)
     alt = (f"Step chart of the best {primary} on {track} {split} by day, from "

@@ -6,12 +6,16 @@ import re
 from typing import Any
 from xml.etree import ElementTree
 
+import numpy as np
 import pytest
+from flask import Flask
 from flask.testing import FlaskClient
 
 from benchmark import GoldSet
+from situatedqa_server.services import plots
+from situatedqa_server.services.gold_store import active_version
 
-from .conftest import api_upload, prediction_file
+from .conftest import add_scored, add_user, api_upload, prediction_file
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -162,3 +166,24 @@ def test_top_entries_legend_sits_beside_the_bars_with_headroom_above_100() -> No
     assert legend.x0 >= ax.get_window_extent().x1  # outside the axes: it covers no bar
     assert ax.get_ylim()[1] > 100  # bars and whiskers at 100 stay clear of the frame
     assert all(len(t.get_text()) <= 28 for t in ax.get_legend().get_texts())
+
+
+def test_the_state_of_the_art_steps_are_the_best_so_far_by_day(app: Flask) -> None:
+    """One step per day on which the best so far improved, at that day's best; ties and
+    entries below the best so far make none (hand-made entries over six days)."""
+    n = 506  # geo/test
+    entries = [(5, 100), (5, 150), (4, 120), (3, 200), (3, 200), (1, 180), (0, 250)]
+    with app.app_context():
+        user = add_user("sota")
+        made = []
+        for number, (days_ago, correct) in enumerate(entries):
+            codes = np.zeros(n, dtype=np.uint8)
+            codes[:correct] = 3
+            made.append(add_scored(user, "geo", "test", codes, name=f"s{number}",
+                                   minutes_ago=days_ago * 1440 + 10).created_at)
+    with app.test_request_context():
+        spec = plots.sota_plot("geo", "test", active_version().id)
+    # the entries of one day are made microseconds apart; each day is the one stored
+    expected = [[f"{made[number]:%Y-%m-%d}", f"{100 * entries[number][1] / n:.1f}"]
+                for number in (1, 3, 6)]
+    assert spec.table[1:] == expected
