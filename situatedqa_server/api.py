@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, overload
 
-from flask import Blueprint, current_app, request
+from flask import Blueprint, Response, current_app, request
 from flask_wtf import FlaskForm
 from sqlalchemy import select
 
@@ -19,9 +19,19 @@ from .disputes import dispute_json, file_from, rate_key
 from .errors import ApiError
 from .extensions import config_limit, db, limiter
 from .forms import DisputeForm, SubmissionForm
-from .models import Score, Submission, User
+from .models import Score, Submission, User, utcnow
 from .openapi import check_board_query
-from .services import accounts, disputes, idempotency, ladder, quotas, scoring, visibility
+from .services import (
+    accounts,
+    disputes,
+    exports,
+    hub_results,
+    idempotency,
+    ladder,
+    quotas,
+    scoring,
+    visibility,
+)
 from .services.duplicates import DuplicateSubmission
 from .services.leaderboards import (
     iso,
@@ -148,6 +158,27 @@ def get_submission(submission_id: int) -> dict[str, Any]:
     """One submission: the team's own, or a published one."""
     submission = visibility.visible(submission_id, token_user(required=False))
     return submission_json(submission, scoring.score_for(submission))
+
+
+@bp.get("/submissions/<int:submission_id>/eval_results.yaml")
+def get_eval_results(submission_id: int) -> Response:
+    """The Hub's `.eval_results` YAML of a submission the token may see."""
+    run = hub_results.run_for(submission_id, token_user(required=False))
+    return Response(hub_results.eval_results_yaml(run), mimetype="application/yaml")
+
+
+@bp.get("/submissions/<int:submission_id>/every_eval_ever.json")
+def get_every_eval_ever(submission_id: int) -> dict[str, Any]:
+    """An Every Eval Ever record of a submission the token may see."""
+    run = hub_results.run_for(submission_id, token_user(required=False))
+    return hub_results.every_eval_ever(run, utcnow())
+
+
+@bp.get("/submissions/<int:submission_id>/model-index.yaml")
+def get_model_index(submission_id: int) -> Response:
+    """The legacy model-card `model-index` YAML of a submission the token may see."""
+    run = hub_results.run_for(submission_id, token_user(required=False))
+    return Response(exports.model_index(run.submission, run.score), mimetype="application/yaml")
 
 
 @bp.get("/submissions/<int:submission_id>/examples")

@@ -332,6 +332,33 @@ def leaderboard(api: Api, track: str, split: str, as_json: bool) -> None:
         click.echo("B: baseline · P: reported in the paper (no rank)")
 
 
+#: The export formats of `situatedqa export`, by the API route that writes each.
+EXPORT_ROUTES = {"hf-eval-results": "eval_results.yaml",
+                 "every-eval-ever": "every_eval_ever.json",
+                 "model-index": "model-index.yaml"}
+
+
+@main.command()
+@click.argument("submission_id", type=int)
+@click.option("--format", "export_format", type=click.Choice(list(EXPORT_ROUTES)),
+              default="hf-eval-results", show_default=True,
+              help="hf-eval-results: a Hub model repository's .eval_results/*.yaml, one "
+                   "entry per paper metric; every-eval-ever: an Every Eval Ever record with "
+                   "each metric's CI; model-index: the legacy model-card block.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Output file (default: standard output).")
+@pass_api
+def export(api: Api, submission_id: int, export_format: str, output: Path | None) -> None:
+    """A submission's paper metrics in a format to publish them in."""
+    route = EXPORT_ROUTES[export_format]
+    text = api.request("GET", f"/api/v1/submissions/{submission_id}/{route}").text
+    if output is None:
+        click.echo(text, nl=not text.endswith("\n"))
+        return
+    output.write_text(text, encoding="utf-8")
+    click.echo(f"wrote {output}", err=True)
+
+
 @main.command("download-inputs")
 @click.argument("track")
 @click.argument("split")

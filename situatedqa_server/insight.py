@@ -19,12 +19,13 @@ from benchmark import HIDDEN_SPLIT, TRACK_INFO
 
 from .converters import MAX_ID
 from .extensions import db
-from .models import GoldVersion, Score, Submission, Team
+from .models import GoldVersion, Score, Submission, Team, utcnow
 from .services import (
     diagnostics,
     evaluation,
     exports,
     gold_store,
+    hub_results,
     ladder,
     plots,
     ranking,
@@ -311,6 +312,19 @@ def model_index(submission_id: int) -> Response:
     """A Hugging Face model-index YAML block, ready to paste into a model card."""
     submission, score = scored(submission_id)
     return Response(exports.model_index(submission, score), mimetype="text/plain")
+
+
+@bp.get("/submissions/<int:submission_id>/eval_results.yaml")
+def eval_results(submission_id: int) -> Response:
+    """The Hub's `.eval_results` YAML of a submission: one entry per paper metric."""
+    run = hub_results.run_for(submission_id, g.user)
+    return Response(hub_results.eval_results_yaml(run), mimetype="application/yaml")
+
+
+@bp.get("/submissions/<int:submission_id>/every_eval_ever.json")
+def every_eval_ever(submission_id: int) -> dict[str, Any]:
+    """An Every Eval Ever record of a submission, with each paper metric's CI."""
+    return hub_results.every_eval_ever(hub_results.run_for(submission_id, g.user), utcnow())
 
 
 @bp.app_template_global()

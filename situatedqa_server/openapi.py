@@ -33,6 +33,7 @@ from .services.leaderboards import MAX_PAGE, MAX_PER_PAGE, TEXT_COLUMNS, sortabl
 bp = Blueprint("openapi", __name__)
 API = "/api/v1"
 JSON = "application/json"
+YAML = "application/yaml"
 SCHEMAS = "#/components/schemas/{model}"
 #: Text without the control characters every input refuses (see inputs.CONTROL).
 NO_CONTROLS = "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f]*$"
@@ -450,6 +451,24 @@ def operations() -> list[Operation]:
                   "only)", "Question, context, gold, prediction and correctness; 404 "
                   "hidden_split on test.", Examples, errors=(401, 404, 503),
                   path_model=one),
+        Operation("get", f"{ONE}/eval_results.yaml", "getEvalResults",
+                  "Results for a Hub model repository",
+                  "The Hugging Face Hub's `.eval_results/*.yaml` entries: one per paper "
+                  "metric, `dataset.revision` the gold version, `notes` the partition, n "
+                  "and the 95% CI. 404 for a submission the Ladder withheld or that has no "
+                  "score on the active gold.", None, errors=(401, 404), auth="optional",
+                  path_model=one, extra={"content": {YAML: {"schema": {"type": "array"}}}}),
+        Operation("get", f"{ONE}/every_eval_ever.json", "getEveryEvalEver",
+                  "An Every Eval Ever record",
+                  "Schema 0.3.0: one result per paper metric, its 95% CI in "
+                  "`score_details.uncertainty.confidence_interval`.", None,
+                  errors=(401, 404), auth="optional", path_model=one,
+                  extra={"content": {JSON: {"schema": {"type": "object"}}}}),
+        Operation("get", f"{ONE}/model-index.yaml", "getModelIndex",
+                  "A model-card model-index block (legacy)",
+                  "The README `model-index` YAML that the Hub reads as its legacy format.",
+                  None, errors=(401, 404), auth="optional", path_model=one,
+                  extra={"content": {YAML: {"schema": {"type": "object"}}}}),
         Operation("post", f"{ONE}/publish", "publishSubmission", "Publish on the leaderboard",
                   "Idempotent; 409 not_released for a submission the Ladder withheld.",
                   Submission, errors=(401, 404, 409), path_model=one),

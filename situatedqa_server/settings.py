@@ -144,6 +144,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("LEADERBOARD_PAGE_SIZE", 50, int,
             "Leaderboard entries per page (the JSON and CSV take ?per_page= up to 1000).",
             "SITUATEDQA_LEADERBOARD_PAGE_SIZE"),
+    Setting("HF_DATASET_ID", "siyue/SituatedQA", str,
+            "The Hugging Face Hub dataset that a submission's `.eval_results` entries name "
+            "(`dataset.id`). The default is the Hub's copy of the release's loader; a "
+            "benchmark dataset registered on the Hub gets its own leaderboard of them.",
+            "SITUATEDQA_HF_DATASET_ID"),
 )
 
 
