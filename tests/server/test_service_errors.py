@@ -42,6 +42,7 @@ EXPECTED: dict[str, tuple[int, str]] = {
     "evaluation.FileTooLarge": (413, "file_too_large"),
     "evaluation.InvalidFile": (400, "invalid_file"),
     "gold_store.GoldUnavailable": (503, "gold_unavailable"),
+    "hub_results.NotExportable": (404, "not_found"),
     "idempotency.ConcurrentRequest": (409, "conflict"),
     "idempotency.KeyReused": (422, "idempotency_key_reused"),
     "jobs.JobError": (409, "job_busy"),
