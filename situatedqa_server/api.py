@@ -74,7 +74,7 @@ def submission_json(submission: Submission, score: Score | None) -> dict[str, An
         "code_url": submission.code_url, "model_type": submission.model_type,
         "fine_tuned": submission.fine_tuned, "knowledge_date": submission.knowledge_date,
         "parameter_count": submission.parameter_count, "format": submission.format,
-        "scorer": fingerprint(), "harness": submission.harness,
+        "scorer": fingerprint(), "harness": scoring.harness_shown(submission),
     }
 
 

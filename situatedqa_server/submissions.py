@@ -98,7 +98,7 @@ def detail(submission_id: int) -> str:
     return render_template("submissions/detail.html", submission=submission, score=score,
                            info=info, label=info.label, own=own, errors=errors,
                            optional=set(info.error_metrics) | set(info.horizon_metrics),
-                           provenance=PROVENANCE_METRICS,
+                           provenance=PROVENANCE_METRICS, harness=scoring.harness_shown(submission),
                            action=ActionForm(), withheld=ladder.message(submission))
 
 

@@ -171,7 +171,7 @@ def every_eval_ever(run: ScoredRun, retrieved: datetime) -> dict[str, Any]:
     """An Every Eval Ever record of a score (schema 0.3.0)."""
     submission, score = run.submission, run.score
     info = TRACK_INFO[score.track]
-    model = str((submission.harness or {}).get("model") or submission.method_name)
+    model = str((scoring.harness_shown(submission) or {}).get("model") or submission.method_name)
     retrieved_at = str(int(retrieved.timestamp()))
     board = f"situatedqa_{task_id(score.track, score.split, '')}".rstrip("_")
     results = [{
