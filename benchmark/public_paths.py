@@ -1,6 +1,6 @@
 """A machine's file paths kept out of what is published: a path becomes its last component.
 
-A harness writes the paths it was given into its files (lm-eval's `pretrained=/home/me/model`
+A harness writes the paths it was given into its files (lm-eval's `pretrained=/models/mine`
 lands in every document our task writes; Inspect records `model_args.model_path`), and a
 runner's sidecar could name the folders it read. Such a path says nothing about the run that
 the file name and its hash do not, and it tells the world the layout of someone's machine:
