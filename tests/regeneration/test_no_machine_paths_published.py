@@ -1,0 +1,63 @@
+"""The reference entries as the quick start loads them, and a researcher's upload of a
+committed reference file, publish no path of the machine that made them: not in the API's
+answers, the exports or the pages."""
+
+from __future__ import annotations
+
+import gzip
+import re
+from typing import Any
+
+from flask import Flask
+from sqlalchemy import select
+
+from benchmark import TRACKS, GoldSet
+from situatedqa_server.extensions import db
+from situatedqa_server.models import Submission
+from situatedqa_server.services.baselines import REFERENCE_DIR
+from tests.server.conftest import api_upload, new_token, register
+
+#: An absolute path of a machine (a home, scratch or work folder, an installed package, a
+#: Windows drive), as tests/packaging/test_no_machine_paths.py finds them in files.
+MACHINE_PATH = re.compile(
+    r"(?<![\w.~/\\-])(?:"
+    r"/(?:root|home|Users|work|tmp|private/var|var/folders)/[^\s'\"`)<]+"
+    r"|/[^\s'\"`<]*/(?:site|dist)-packages/[^\s'\"`)<]*"
+    r"|[A-Za-z]:\\{1,2}(?:Users|Documents and Settings|home|work|tmp)\b[^\s'\"`<]*"
+    r")")
+
+
+def test_reference_entries_publish_no_machine_path(app: Flask, runner: Any,
+                                                   release_gold: GoldSet) -> None:
+    # A researcher uploads the committed SmolLM2 samples file as it is (before the
+    # baselines are loaded: it is then nobody's duplicate), then the quick start's entries.
+    browser = app.test_client()
+    register(browser, "dana")
+    samples = gzip.decompress((REFERENCE_DIR / "smollm2-5shot.geo.dev.jsonl.gz").read_bytes())
+    uploaded = api_upload(browser, new_token(browser), release_gold.get("geo", "dev"), samples,
+                          public="true")
+    assert uploaded.status_code == 201, uploaded.get_json()
+    assert uploaded.get_json()["harness"]["model"].startswith("SmolLM2-135M-Instruct")
+    assert not MACHINE_PATH.search(uploaded.get_data(as_text=True)), uploaded.get_json()
+    done = runner.invoke(args=["baselines", "regenerate", "--quick"])
+    assert done.exit_code == 0, done.output
+    with app.app_context():
+        entries = db.session.execute(select(Submission.id, Submission.baseline_runner).where(
+            Submission.is_baseline.is_(True))).all()
+    assert {runner for _, runner in entries} >= {"smollm2-0shot", "smollm2-5shot", "nn-train",
+                                                "id-tfidf", "id-random"}
+    client = app.test_client()
+    urls = [f"/api/v1/leaderboards/{track}?split={split}" for track in TRACKS
+            for split in ("dev", "test")]
+    for submission_id in [uploaded.get_json()["id"], *(found for found, _ in entries)]:
+        urls += [f"/api/v1/submissions/{submission_id}", f"/submissions/{submission_id}",
+                 f"/api/v1/submissions/{submission_id}/every_eval_ever.json",
+                 f"/api/v1/submissions/{submission_id}/eval_results.yaml",
+                 f"/api/v1/submissions/{submission_id}/model-index.yaml"]
+    found = {}
+    for url in urls:
+        response = client.get(url)
+        assert response.status_code == 200, (url, response.status_code)
+        if match := MACHINE_PATH.search(response.get_data(as_text=True)):
+            found[url] = match.group(0)
+    assert not found, found
