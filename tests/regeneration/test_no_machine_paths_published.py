@@ -5,7 +5,6 @@ answers, the exports or the pages."""
 from __future__ import annotations
 
 import gzip
-import re
 from typing import Any
 
 from flask import Flask
@@ -15,16 +14,8 @@ from benchmark import TRACKS, GoldSet
 from situatedqa_server.extensions import db
 from situatedqa_server.models import Submission
 from situatedqa_server.services.baselines import REFERENCE_DIR
+from tests.packaging.test_no_machine_paths import MACHINE_PATH
 from tests.server.conftest import api_upload, new_token, register
-
-#: An absolute path of a machine (a home, scratch or work folder, an installed package, a
-#: Windows drive), as tests/packaging/test_no_machine_paths.py finds them in files.
-MACHINE_PATH = re.compile(
-    r"(?<![\w.~/\\-])(?:"
-    r"/(?:root|home|Users|work|tmp|private/var|var/folders)/[^\s'\"`)<]+"
-    r"|/[^\s'\"`<]*/(?:site|dist)-packages/[^\s'\"`)<]*"
-    r"|[A-Za-z]:\\{1,2}(?:Users|Documents and Settings|home|work|tmp)\b[^\s'\"`<]*"
-    r")")
 
 
 def test_reference_entries_publish_no_machine_path(app: Flask, runner: Any,
