@@ -42,6 +42,7 @@ from benchmark import (
     ValidationError,
 )
 from benchmark.incremental import encode_predictions
+from benchmark.public_paths import public_value
 
 from ..extensions import db
 from ..models import (
@@ -174,11 +175,14 @@ class BaselineFile:
 
     @property
     def record(self) -> dict[str, Any]:
-        """What the entry records: settings, seed, fingerprints, code version, training."""
-        return {"setting": self.meta.get("setting"), "settings": self.meta.get("settings", {}),
-                "seed": self.meta.get("seed"), "fingerprints": self.meta.get("fingerprints", {}),
-                "code_version": self.meta.get("code_version"),
-                "training": self.meta.get("training")}
+        """What the entry records: settings, seed, fingerprints, code version, training; a
+        path an older runner's sidecar holds is kept by its last component (it is shown)."""
+        recorded: dict[str, Any] = public_value({
+            "setting": self.meta.get("setting"), "settings": self.meta.get("settings", {}),
+            "seed": self.meta.get("seed"), "fingerprints": self.meta.get("fingerprints", {}),
+            "code_version": self.meta.get("code_version"),
+            "training": self.meta.get("training")})
+        return recorded
 
 
 def run_identity(record: dict[str, Any]) -> dict[str, Any]:
@@ -604,6 +608,12 @@ def replace_entry(scored: ScoredFile, owner: User, targets: Sequence[GoldVersion
     if is_unchanged(current, scored.file):
         entry = current[0]
         _add_scores(entry, scored, targets, {s.gold_version_id for s in entry.scores})
+        # Same file and settings, yet the sidecar may record them anew (fingerprints by
+        # file name, where older sidecars kept the path they were read from): kept in step.
+        earlier = (entry.baseline_settings or {}).get("confirmed_by")
+        record = entry_record(scored.file, earlier or confirmed_by)
+        if entry.baseline_settings != record:
+            entry.baseline_settings = record
         return EntryChange(key, "kept", entry.id)
     submission = new_submission(scored, owner, current[-1] if current else None, confirmed_by)
     removed = _remove(current)

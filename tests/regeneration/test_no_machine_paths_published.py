@@ -5,6 +5,8 @@ answers, the exports or the pages."""
 from __future__ import annotations
 
 import gzip
+import json
+from pathlib import Path
 from typing import Any
 
 from flask import Flask
@@ -16,6 +18,9 @@ from situatedqa_server.models import Submission
 from situatedqa_server.services.baselines import REFERENCE_DIR
 from tests.packaging.test_no_machine_paths import MACHINE_PATH
 from tests.server.conftest import api_upload, new_token, register
+
+from .conftest import write_qa_output
+from .test_provenance import entry
 
 
 def test_reference_entries_publish_no_machine_path(app: Flask, runner: Any,
@@ -52,3 +57,26 @@ def test_reference_entries_publish_no_machine_path(app: Flask, runner: Any,
         if match := MACHINE_PATH.search(response.get_data(as_text=True)):
             found[url] = match.group(0)
     assert not found, found
+
+
+def test_a_kept_entry_s_record_follows_its_sidecar(app: Flask, regenerate: Any,
+                                                   release_dir: Path, tmp_path: Path) -> None:
+    """An entry loaded from a sidecar that named its checkpoint by path (recorded by the
+    path's last component), regenerated from the same file with the sidecar in the runners'
+    present form: kept (same id), its record now the new one."""
+    path = write_qa_output(release_dir, tmp_path / "dpr.geo.dev.jsonl", "dpr", "geo")
+    sidecar = path.with_name(path.name + ".meta.json")
+    meta = json.loads(sidecar.read_text())
+    meta["fingerprints"]["reader"] = {"path": "/" + "home/dana/ckpt/reader", "sha256": "ab" * 32}
+    sidecar.write_text(json.dumps(meta))
+    assert regenerate("--from-file", f"dpr:geo:dev:{path}").exit_code == 0
+    first = entry(app, "dpr")
+    assert first.baseline_settings["fingerprints"]["reader"]["path"] == "reader"
+    meta["fingerprints"]["reader"] = {"name": "reader", "sha256": "ab" * 32}
+    sidecar.write_text(json.dumps(meta))
+    done = regenerate("--from-file", f"dpr:geo:dev:{path}")
+    assert done.exit_code == 0, done.output
+    kept = entry(app, "dpr")
+    assert kept.id == first.id
+    assert kept.baseline_settings["fingerprints"]["reader"] == {"name": "reader",
+                                                                "sha256": "ab" * 32}
