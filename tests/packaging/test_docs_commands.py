@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from situatedqa_server.settings import PROCESS_SETTINGS, SETTINGS
+from situatedqa_server.settings import PROCESS_SETTINGS, SETTINGS, declared
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "benchmark" / "README.md",
@@ -130,4 +130,5 @@ def test_gunicorn_reads_the_projects_settings_without_a_flag() -> None:
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     values = dict(re.findall(r"^(\w+)\s+= (.*)$", result.stdout, re.M))
-    assert values["threads"] == "4" and values["limit_request_line"] == "8190"
+    threads = str(declared("SITUATEDQA_THREADS").default)
+    assert values["threads"] == threads and values["limit_request_line"] == "8190"
