@@ -233,7 +233,14 @@ def decompress_limited(data: bytes, filename: str, max_bytes: int,
             offset -= len(inflater.unused_data)
     except zlib.error as exc:
         raise ValidationError([Problem(filename, f"not a valid gzip file: {exc}")]) from None
-    return out.getvalue()
+    content = out.getvalue()
+    # A text file never starts with the magic (0x8B is no UTF-8 lead byte): this is gzip in
+    # gzip, which read as text would fail on every line for a reason that hides the cause.
+    if content.startswith(GZIP_MAGIC):
+        raise ValidationError([Problem(
+            filename, "file is compressed twice (gzip inside gzip): gunzip it once and "
+            "upload the result")])
+    return content
 
 
 def decode_text(data: bytes, filename: str) -> str:
@@ -680,16 +687,25 @@ def _reject_bad_text(
         bad = _bad_text(name) or _bad_text(value)
         if bad is None:
             continue
-        field_name = repr(printable(name))
-        if bad == "\x00":
-            message = f"field {field_name} holds a NUL character (\\u0000), which cannot be stored"
-        else:
-            message = (f"field {field_name} holds a lone surrogate ({_escape(bad)}), which is not "
-                       "a character: write the text itself, or a character beyond U+FFFF as a "
-                       "complete surrogate pair")
-        problems.add(message, line, key)
+        problems.add(bad_text_message(printable(name), bad), line, key)
         return True
     return False
+
+
+def bad_text_problem(field_name: str, value: Any) -> str | None:
+    """The problem of a NUL or lone surrogate in a field's value, or None. The one rule of
+    every format: stored and shown text is valid Unicode without NUL."""
+    bad = _bad_text(value)
+    return None if bad is None else bad_text_message(field_name, bad)
+
+
+def bad_text_message(field_name: str, bad: str) -> str:
+    """What a NUL or a lone surrogate in a field is told as, in every format."""
+    if bad == "\x00":
+        return f"field {field_name!r} holds a NUL character (\\u0000), which cannot be stored"
+    return (f"field {field_name!r} holds a lone surrogate ({_escape(bad)}), which is not a "
+            "character: write the text itself, or a character beyond U+FFFF as a complete "
+            "surrogate pair")
 
 
 def _read_answer(

@@ -33,6 +33,7 @@ from typing import Any
 import msgspec
 
 from . import limits
+from .example import Example
 from .formats import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_PROBLEMS,
@@ -41,6 +42,7 @@ from .formats import (
     Problem,
     ValidationError,
     _Collector,
+    bad_text_problem,
     decode_text,
     decompress_limited,
     parse_label,
@@ -48,6 +50,7 @@ from .formats import (
     universal_newlines,
 )
 from .gold import GoldSplit
+from .harness.prompts import prompt
 from .public_paths import public_text, public_value
 from .tracks import TRACK_INFO
 
@@ -92,6 +95,47 @@ def doc_hash(doc: Mapping[str, Any]) -> str:
                           .encode("utf-8")).hexdigest()
 
 
+def logged_prompt(arguments: Any) -> str | None:
+    """The prompt a sample's model was given, as lm-eval logs its `arguments`:
+    {"gen_args_0": {"arg_0": PROMPT, ...}} (0.4.3 and later) or [[PROMPT, ...]] (earlier);
+    None when the sample does not log it."""
+    text: Any = None
+    if isinstance(arguments, dict):
+        first = arguments.get("gen_args_0")
+        text = first.get("arg_0") if isinstance(first, dict) else None
+    elif isinstance(arguments, list) and arguments and isinstance(arguments[0], list) \
+            and arguments[0]:
+        text = arguments[0][0]
+    return text if isinstance(text, str) else None
+
+
+def prompt_problem(arguments: Any, prompt_hash: Any, example: Example, track: str) -> str | None:
+    """Why a sample's logged prompt is not the one our task builds for its example, or None.
+
+    lm-eval's prompt_hash is the SHA-256 of the logged prompt, and the prompt holds the
+    example's own zero-shot prompt (after the shots, inside a chat template): a `doc` and
+    `doc_hash` moved to another line keep their hash but not the prompt the model answered.
+    A sample that logs no prompt is not checked."""
+    text = logged_prompt(arguments)
+    if text is None:
+        return None
+    if isinstance(prompt_hash, str) and hashlib.sha256(
+            text.encode("utf-8", "surrogatepass")).hexdigest() != prompt_hash:
+        return ("'arguments' does not match its prompt_hash: the prompt was changed after "
+                "the run")
+    if _example_prompt(example, track) not in text:
+        return ("the prompt in 'arguments' is not this document's: the model answered another "
+                "question (were lines' 'doc' and 'doc_hash' moved?)")
+    return None
+
+
+def _example_prompt(example: Example, track: str) -> str:
+    """The zero-shot prompt our task builds from an example's document."""
+    info = TRACK_INFO[track]
+    return prompt({"question": example.question,
+                   "query": info.query(example.question, example.context)}, track)
+
+
 def _doc_hash_matches(doc: Mapping[str, Any], expected: Any) -> bool:
     """doc_hash(doc) == expected, by msgspec's encoder first (the same bytes for JSON
     values, 20 times faster than json's indenting encoder), by json where they differ."""
@@ -113,6 +157,7 @@ class _Sample(msgspec.Struct):
     doc_hash: Any = None
     prompt_hash: Any = None
     target_hash: Any = None
+    arguments: Any = None
 
 
 _SAMPLE = msgspec.json.Decoder(_Sample)
@@ -364,8 +409,8 @@ def _fast_lm_eval(data: bytes, gold: GoldSplit,
     if (b"\r" in data or b"\x00" in data or data.startswith(b"\xef\xbb\xbf")
             or data[:_SNIFF].lstrip()[:1] != b"{" or not _is_utf8(data)):
         return None
-    identification = gold.is_identification
-    expected, split = task_name(gold.track), gold.split
+    identification, track = gold.is_identification, gold.track
+    expected, split = task_name(track), gold.split
     fields = TRACK_INFO[gold.track].context_fields
     index, examples = gold.index, gold.examples
     decode_sample, decode_doc = _SAMPLE.decode, _DOC.decode
@@ -425,6 +470,9 @@ def _fast_lm_eval(data: bytes, gold: GoldSplit,
             if type(resps) is not list or len(resps) != 1 or type(resps[0]) is not str \
                     or type(digest) is not str \
                     or sha256(indent(raw, indent=2)).hexdigest() != digest:
+                return None
+            if "\x00" in resps[0] or sample.arguments is not None and prompt_problem(
+                    sample.arguments, sample.prompt_hash, example, track) is not None:
                 return None
             lines[key] = number
             answers[key] = response_value(gold, resps[0]) if identification else resps[0]
@@ -502,9 +550,18 @@ def _lm_eval(records: Iterator[tuple[int | None, Any]], gold: GoldSplit, problem
         key = _document_key(doc, gold, line, problems, "doc")
         if key is None:
             continue
+        mismatch = prompt_problem(record.get("arguments"), record.get("prompt_hash"),
+                                  gold.examples[gold.index[key]], gold.track)
+        if mismatch is not None:
+            problems.add(mismatch, line, key)
+            continue
         value = _response(record["filtered_resps"])
         if value is None:
             problems.add("'filtered_resps' must hold one string", line, key)
+            continue
+        unstorable = bad_text_problem("filtered_resps", value)
+        if unstorable is not None:
+            problems.add(unstorable, line, key)
             continue
         if _taken(key, line, read, problems):
             continue
@@ -737,6 +794,10 @@ def _inspect(fmt: str, header: Mapping[str, Any], samples: list[tuple[int | None
         completion = output.get("completion")
         if not isinstance(completion, str):
             problems.add(f"{where}: no output.completion", None, key)
+            continue
+        unstorable = bad_text_problem("output.completion", completion)
+        if unstorable is not None:
+            problems.add(f"{where}: {unstorable}", None, key)
             continue
         if _taken(key, None, read, problems):
             continue

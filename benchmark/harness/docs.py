@@ -16,16 +16,13 @@ from ..example import Example
 from ..harness_files import TASK_FIELD, first_line, task_name
 from ..tracks import track_info
 from .conformance import fingerprint
+from .prompts import ID_INSTRUCTION, QA_INSTRUCTION, prompt
 
 #: Bumped whenever a task's documents, prompt or filter change.
 TASK_VERSION: Final = 1
-QA_INSTRUCTION: Final = "Answer the question with a short answer, on one line."
-ID_INSTRUCTION: Final = ("Does the answer to this question depend on {what} it is asked? "
-                         "Answer yes or no.")
-#: What the context of each identification track is about.
-_ID_WHAT: Final = {"temp-id": "when", "geo-id": "where"}
 
-__all__ = ["TASK_VERSION", "document", "first_line", "prompt", "target", "task_name"]
+__all__ = ["ID_INSTRUCTION", "QA_INSTRUCTION", "TASK_VERSION", "document", "first_line", "prompt",
+           "target", "task_name"]
 
 
 def document(example: Example, track: str, split: str, *, harness: str,
@@ -47,15 +44,6 @@ def document(example: Example, track: str, split: str, *, harness: str,
                 "situatedqa_split": split, "situatedqa_scorer": fingerprint(),
                 "situatedqa_harness": harness, "situatedqa_model": model or ""})
     return doc
-
-
-def prompt(doc: Mapping[str, Any], track: str) -> str:
-    """The zero-shot prompt of a document (few-shot prompts repeat it, with the target)."""
-    info = track_info(track)
-    if info.identification:
-        return f"{ID_INSTRUCTION.format(what=_ID_WHAT.get(track, 'when'))}\n" \
-               f"Question: {doc['question']}\nAnswer:"
-    return f"{QA_INSTRUCTION}\nQuestion: {doc['query']}\nAnswer:"
 
 
 def target(doc: Mapping[str, Any], track: str) -> str:

@@ -119,6 +119,13 @@ def partition_text(track: str, metric: str) -> str:
     return "every example of the split"
 
 
+def examples_of(score: Score, metric: str) -> int:
+    """How many examples a metric's value is over: its partition's size (counts), the
+    split's for a metric over every example."""
+    counted = (score.counts or {}).get(metric)
+    return int(counted) if isinstance(counted, int) else int(score.n or 0)
+
+
 def ci_of(score: Score, metric: str) -> tuple[float, float] | None:
     """A metric's 95% CI bounds, when the score has them."""
     bounds = (score.ci or {}).get(metric)
@@ -135,7 +142,8 @@ def notes_of(run: ScoredRun, metric: str) -> str:
     interval = (f"95% CI {ci[0]:.2f}-{ci[1]:.2f} ({CI_METHOD}, {run.resamples:,} resamples)"
                 if ci else "no CI")
     return (f"{info.label(metric)} on {DATASET_NAME} {score.track} {score.split}, "
-            f"{partition_text(score.track, metric)}; n = {score.n:,}; {interval}; "
+            f"{partition_text(score.track, metric)}; n = {examples_of(score, metric):,}; "
+            f"{interval}; "
             f"gold version {run.gold_version}")
 
 
@@ -164,7 +172,7 @@ def uncertainty(run: ScoredRun, metric: str) -> dict[str, Any]:
     interval = ({"confidence_interval": {"lower": ci[0], "upper": ci[1],
                                          "confidence_level": CONFIDENCE, "method": CI_METHOD},
                  "num_bootstrap_samples": run.resamples} if ci else {})
-    return {**interval, "num_samples": run.score.n}
+    return {**interval, "num_samples": examples_of(run.score, metric)}
 
 
 def every_eval_ever(run: ScoredRun, retrieved: datetime) -> dict[str, Any]:

@@ -39,7 +39,6 @@ from . import board_cache
 #: Significance level of the paired bootstrap tests: rank groups (two-sided), the compare
 #: page's separated metrics, and the Ladder's "significantly better" (one-sided, p < ALPHA).
 ALPHA = 0.05
-DEFAULT_RESAMPLES = 1000
 #: How far the walk may go beyond the page in either direction before it stops looking.
 MAX_WALK = 200
 #: Outcomes are read for this many neighbours on either side at once.
@@ -473,4 +472,4 @@ def fill_pairs(track: str, split: str, version_id: int, resamples: int,
 
 def resamples_setting() -> int:
     """The resamples of the rank groups' tests (the RANK_GROUP_RESAMPLES setting)."""
-    return int(current_app.config.get("RANK_GROUP_RESAMPLES", DEFAULT_RESAMPLES))
+    return int(current_app.config["RANK_GROUP_RESAMPLES"])

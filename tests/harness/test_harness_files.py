@@ -3,6 +3,8 @@ every bad file refused with a problem naming its file and line."""
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 from pathlib import Path
 
@@ -243,16 +245,22 @@ def test_one_pass_reader_agrees_on_the_lines_it_skips() -> None:
 
 
 @pytest.mark.parametrize("escape", ["\\u0000", "\\ud83d\\ude00", "\\u00e9", "\\\"", "\\\\"])
-@pytest.mark.parametrize("where", ["arguments", "response"])
+@pytest.mark.parametrize("where", ["resps", "response"])
 def test_one_pass_reader_agrees_on_escapes(escape: str, where: str) -> None:
-    """An escape in a field an upload skips or in the response it reads: the same read."""
+    """An escape in a field an upload skips (the unfiltered `resps`) or in the response it
+    reads: the same read; a NUL in the response is refused, as in every format."""
     gold, predictions = tiny()
     data = samples_file(gold, predictions)
-    if where == "arguments":
-        data = data.replace(b'"arg_0": "', f'"arg_0": "{escape}'.encode())
+    if where == "resps":
+        data = data.replace(b'"resps": [["', f'"resps": [["{escape}'.encode())
     else:
         data = data.replace(b'"filtered_resps": ["', f'"filtered_resps": ["{escape}'.encode())
     exact, fast, named = exact_and_fast(data, gold)
+    if where == "response" and escape == "\\u0000":
+        assert fast is None and len(named) == 4
+        assert named[0] == ("s.jsonl:1: field 'filtered_resps' holds a NUL character "
+                            "(\\u0000), which cannot be stored (key '1|2019|orig')")
+        return
     assert not named
     assert_same_read(fast, exact)
 
@@ -274,7 +282,8 @@ def test_one_pass_reader_agrees_on_text_in_documents(model: str) -> None:
 @pytest.mark.parametrize("escape", ["\\ud800", "\\udc00", "\\ud800\\u0041"])
 def test_a_lone_surrogate_anywhere_takes_the_exact_reader(escape: str) -> None:
     gold, predictions = tiny()
-    data = samples_file(gold, predictions).replace(b'"arg_0": "', f'"arg_0": "{escape}'.encode())
+    data = samples_file(gold, predictions).replace(b'"resps": [["',
+                                                   f'"resps": [["{escape}'.encode())
     exact, fast, named = exact_and_fast(data, gold)
     assert fast is None and exact is not None and not named
     assert parse_file(data, gold).answers == parse_file(samples_file(gold, predictions),
@@ -356,3 +365,81 @@ def test_a_read_harness_file_stores_no_path() -> None:
     log["eval"]["model_args"] = {"model_path": "/abs/models/tiny"}
     inspected = read_harness_file(json.dumps(log).encode(), gold)
     assert inspected is not None and inspected.info.to_json()["model"] == "hf/tiny (tiny)"
+
+
+# --- edges: a file compressed twice, a moved document, unstorable text in every format -------
+
+
+def test_a_samples_file_compressed_twice_is_named_as_such() -> None:
+    gold, predictions = tiny()
+    twice = gzip.compress(gzip.compress(samples_file(gold, predictions)))
+    with pytest.raises(ValidationError) as error:
+        parse_file(twice, gold, filename="s.jsonl.gz")
+    assert problems(error) == ["s.jsonl.gz: file is compressed twice (gzip inside gzip): "
+                               "gunzip it once and upload the result"]
+
+
+def test_documents_moved_between_lines_are_refused() -> None:
+    """`doc` and `doc_hash` of two lines swapped, the prompts, responses and prompt hashes
+    left in place: each line's model answered the other document's question."""
+    gold, predictions = tiny()
+    records = [json.loads(line) for line in samples_file(gold, predictions).splitlines()]
+    for name in ("doc", "doc_hash"):
+        records[0][name], records[1][name] = records[1][name], records[0][name]
+    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
+    exact, fast, named = exact_and_fast(data, gold)
+    assert fast is None and len(named) == 2
+    assert named[0].startswith("s.jsonl:1: the prompt in 'arguments' is not this document's")
+    assert named[1].startswith("s.jsonl:2: the prompt in 'arguments' is not this document's")
+
+
+def test_a_prompt_changed_after_the_run_is_refused() -> None:
+    gold, predictions = tiny()
+    records = [json.loads(line) for line in samples_file(gold, predictions).splitlines()]
+    records[2]["arguments"]["gen_args_0"]["arg_0"] += " "
+    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
+    with pytest.raises(ValidationError) as error:
+        parse_file(data, gold, filename="s.jsonl")
+    assert problems(error) == [
+        f"s.jsonl:3: 'arguments' does not match its prompt_hash: the prompt was changed after "
+        f"the run (key {gold.examples[2].key!r})"]
+
+
+def test_a_prompt_inside_a_chat_template_is_this_documents() -> None:
+    """--apply_chat_template logs the rendered chat: the task's prompt sits inside it."""
+    gold, predictions = tiny()
+    records = [json.loads(line) for line in samples_file(gold, predictions).splitlines()]
+    for record in records:
+        text = ("<|im_start|>user\n" + record["arguments"]["gen_args_0"]["arg_0"]
+                + "<|im_end|>\n<|im_start|>assistant\n")
+        record["arguments"]["gen_args_0"]["arg_0"] = text
+        record["prompt_hash"] = hashlib.sha256(text.encode()).hexdigest()
+    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
+    exact, fast, named = exact_and_fast(data, gold)
+    assert not named
+    assert_same_read(fast, exact)
+
+
+@pytest.mark.parametrize("escape", ["\\u0000", "\\ud800"])
+def test_one_rule_for_unstorable_text_in_every_format(escape: str) -> None:
+    """A NUL or a lone surrogate (as JSON writes them) in the prediction is refused alike
+    from a compact file, an lm-eval samples file and an Inspect log, naming the field."""
+    gold, predictions = tiny()
+    marker = "MARKER"  # replaced by the escape in the file's bytes
+    bad = {**predictions, gold.examples[0].key: f"Par{marker}is"}
+    encoded = {
+        "compact": compact(bad),
+        "samples": samples_file(gold, bad),
+        "inspect": json.dumps(inspect_log(gold, bad), ensure_ascii=False).encode(),
+    }
+    messages = {}
+    for name, data in encoded.items():
+        assert marker.encode() in data
+        with pytest.raises(ValidationError) as error:
+            parse_file(data.replace(marker.encode(), escape.encode()), gold, filename="f")
+        messages[name] = error.value.problems[0].message
+    kind = ("a NUL character (\\u0000), which cannot be stored" if escape == "\\u0000"
+            else "a lone surrogate (\\ud800)")
+    assert messages["compact"].startswith(f"field 'prediction' holds {kind}")
+    assert messages["samples"].startswith(f"field 'filtered_resps' holds {kind}")
+    assert messages["inspect"].startswith(f"sample 1: field 'output.completion' holds {kind}")
