@@ -33,8 +33,8 @@ from benchmark.metrics import DEFAULT_SEED, accuracy_from_binary, id_f1, paired_
 from benchmark.scoring import CORRECT
 
 from ..extensions import after_response, db, upsert_insert
-from ..models import RankPair, Score, Submission, Visibility
-from . import board_cache
+from ..models import RankPair, Score, Submission
+from . import board, board_cache
 
 #: Significance level of the paired bootstrap tests: rank groups (two-sided), the compare
 #: page's separated metrics, and the Ladder's "significantly better" (one-sided, p < ALPHA).
@@ -86,11 +86,6 @@ def label_of(first_rank: int, last_rank: int) -> str:
     return str(first_rank) if first_rank == last_rank else f"{first_rank}{EN_DASH}{last_rank}"
 
 
-def board_where(track: str, split: str, version_id: int) -> tuple[Any, ...]:
-    """The SQL conditions of a board's scores (all in the covering index ix_score_board)."""
-    return (Score.gold_version_id == version_id, Score.track == track, Score.split == split)
-
-
 def board_generation(track: str, split: str, version_id: int) -> tuple[Any, ...]:
     """A key that changes whenever the ranking of a board can change.
 
@@ -132,9 +127,7 @@ def _ranking(track: str, split: str, version_id: int) -> Select[Any]:
                .label("above_score_id"),
                func.count().over().label("total"))
         .join(Score, Score.submission_id == Submission.id)
-        .where(*board_where(track, split, version_id),
-               Submission.visibility == Visibility.PUBLIC.value,
-               Submission.hidden.is_(False), Submission.deleted_at.is_(None)))
+        .where(*board.entries_where(track, split, version_id)))
 
 
 class _Walk:
@@ -414,9 +407,7 @@ def _pairs_beside(track: str, split: str, version_id: int,
         return None
     value, submission_id = mine
     visible = (select(Score.id).join(Submission, Submission.id == Score.submission_id)
-               .where(*board_where(track, split, version_id), Score.id != score_id,
-                      Submission.visibility == Visibility.PUBLIC.value,
-                      Submission.hidden.is_(False), Submission.deleted_at.is_(None)))
+               .where(*board.entries_where(track, split, version_id), Score.id != score_id))
     above = db.session.scalar(visible.where(or_(
         Score.primary_metric > value,
         (Score.primary_metric == value) & (Submission.id < submission_id)))
