@@ -47,9 +47,8 @@ class NotFound(ServiceError):
 
 class UnknownTrack(NotFound):
     """A request named a track the benchmark does not have: one error, one status, wherever
-    a track is named (a board, a campaign, a page, a form field)."""
-
-    code = "unknown_track"
+    a track is named (a board, a campaign, a page, a form field). Its code is the API's
+    "not_found", which boards have always answered an unknown track with."""
 
 
 def known_track(track: str) -> str:

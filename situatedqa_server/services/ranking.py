@@ -28,9 +28,8 @@ import numpy as np
 from flask import current_app
 from sqlalchemy import Select, case, func, or_, select
 
-from benchmark import TRACK_INFO
-from benchmark.metrics import DEFAULT_SEED, accuracy_from_binary, id_f1, paired_difference
-from benchmark.scoring import CORRECT
+from benchmark.metrics import DEFAULT_SEED
+from benchmark.paired import compare_primary
 
 from ..extensions import after_response, db, upsert_insert
 from ..models import RankPair, Score, Submission
@@ -60,24 +59,14 @@ class Ranked:
     rank: int
 
 
-def primary_codes(track: str, outcomes: np.ndarray) -> tuple[np.ndarray, int]:
-    """The per-example categories the primary metric is computed from, and their count."""
-    if TRACK_INFO[track].primary == "f1":
-        return outcomes.astype(np.int64), 4
-    return (outcomes.astype(np.int64) & CORRECT), 2
-
-
 def paired_p_value(track: str, outcomes_a: bytes, outcomes_b: bytes, resamples: int) -> float:
-    """Two-sided p-value of the primary-metric difference of two outcome arrays."""
-    codes_a, categories = primary_codes(track, np.frombuffer(outcomes_a, dtype=np.uint8))
-    codes_b, _ = primary_codes(track, np.frombuffer(outcomes_b, dtype=np.uint8))
+    """Two-sided p-value of the primary-metric difference of two stored outcome arrays:
+    benchmark.compare's paired test of the primary metric (compare_primary)."""
+    codes_a = np.frombuffer(outcomes_a, dtype=np.uint8).astype(np.int64)
+    codes_b = np.frombuffer(outcomes_b, dtype=np.uint8).astype(np.int64)
     if codes_a.shape != codes_b.shape:
         return 0.0  # scored against different gold: never grouped
-    primary = TRACK_INFO[track].primary
-    statistic = id_f1 if primary == "f1" else accuracy_from_binary
-    # The same name and seed as benchmark.compare, so both report the same p-value.
-    result = paired_difference(codes_a, codes_b, categories, statistic, name=primary,
-                               seed=DEFAULT_SEED, resamples=resamples)
+    result = compare_primary(track, codes_a, codes_b, seed=DEFAULT_SEED, resamples=resamples)
     return 1.0 if result.p_value is None else result.p_value
 
 

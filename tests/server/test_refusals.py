@@ -83,5 +83,5 @@ def test_an_unknown_track_is_one_error_with_one_status(client: FlaskClient, url:
     response = client.get(url)
     assert response.status_code == 404, url
     if url.startswith("/api/"):
-        assert response.get_json()["error"]["code"] == "unknown_track"
+        assert response.get_json()["error"]["code"] == "not_found"
     assert "nosuch" in response.get_data(as_text=True)

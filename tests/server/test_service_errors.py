@@ -49,7 +49,7 @@ EXPECTED: dict[str, tuple[int, str]] = {
     "errors.MissingToken": (401, "missing_token"),
     "errors.NotFound": (404, "not_found"),
     "errors.UnknownField": (400, "unknown_field"),
-    "errors.UnknownTrack": (404, "unknown_track"),
+    "errors.UnknownTrack": (404, "not_found"),
     "errors.UriTooLong": (414, "uri_too_long"),
     "evaluation.FileTooLarge": (413, "file_too_large"),
     "evaluation.InvalidFile": (400, "invalid_file"),
