@@ -34,8 +34,8 @@ from benchmark.scoring import CORRECT
 from benchmark.tracks import GAP, RELEASED, UNRELEASED
 
 from ..extensions import db
-from ..models import Score, Submission, Visibility
-from . import ranking
+from ..models import Score, Submission
+from . import board, ranking
 from .leaderboards import BoardFilter
 
 if TYPE_CHECKING:
@@ -366,9 +366,7 @@ def visible_scores(track: str, split: str, version_id: int,
     """A query of the published, unhidden, live entries of a board that the filters keep,
     and their scores."""
     return (select(Submission, Score).join(Score, Score.submission_id == Submission.id)
-            .where(Score.gold_version_id == version_id, Score.track == track,
-                   Score.split == split, Submission.visibility == Visibility.PUBLIC.value,
-                   Submission.hidden.is_(False), Submission.deleted_at.is_(None),
+            .where(*board.entries_where(track, split, version_id),
                    *filters.submission_where()))
 
 
@@ -457,9 +455,7 @@ def _sota_plot(generation: tuple[Any, ...], filters: BoardFilter) -> PlotSpec:
                func.max(Score.primary_metric).over(order_by=order, rows=(None, -1))
                .label("best_before"))
         .join(Score, Score.submission_id == Submission.id)
-        .where(*ranking.board_where(track, split, version_id),
-               Submission.visibility == Visibility.PUBLIC.value,
-               Submission.hidden.is_(False), Submission.deleted_at.is_(None),
+        .where(*board.entries_where(track, split, version_id),
                Score.primary_metric.is_not(None), *filters.submission_where())
         .subquery())
     rows = db.session.execute(
