@@ -128,3 +128,10 @@ def export_csv(track: str) -> Response:
     """The leaderboard as CSV: the one file with every column, CI and rank group (the same
     as the insight section's download)."""
     return insight.export_csv(track)
+
+
+@bp.app_template_filter("counted")
+def counted(number: int, singular: str, plural: str) -> str:
+    """A count with its noun in the right number, thousands separated: '1 entry', '2,000
+    entries'."""
+    return f"{number:,} {singular if number == 1 else plural}"

@@ -15,7 +15,6 @@ import hashlib
 import io
 import json
 import os
-import re
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
