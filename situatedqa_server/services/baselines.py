@@ -59,7 +59,6 @@ from ..models import (
 from . import audit, blobs, evaluation, gold_store, quotas, versions
 from .errors import ServiceError
 
-PAPER_URL = "https://arxiv.org/abs/2109.06157"
 #: The reference submissions: the quick runners' outputs, committed compressed with sidecars.
 REFERENCE_DIR = Path(__file__).resolve().parents[2] / "submissions" / "reference"
 #: What a regeneration job started from the admin pages does ("files": an uploaded run).
@@ -427,7 +426,8 @@ class ReportedSync:
 def _reported_fields(row: ReportedRow) -> dict[str, Any]:
     return {"method_name": row.method_name, "model_type": row.model_type,
             "fine_tuned": row.fine_tuned, "metrics": row.metrics,
-            "primary_metric": row.primary_metric, "paper_url": PAPER_URL}
+            "primary_metric": row.primary_metric,
+            "paper_url": runner_registry.SITUATEDQA_PAPER_URL}
 
 
 def sync_reported(rows: Sequence[ReportedRow]) -> ReportedSync:
@@ -570,7 +570,7 @@ def new_submission(scored: ScoredFile, owner: User, hidden_from: Submission | No
         user_id=owner.id, team_id=owner.team_id, track=file.key.track, split=file.key.split,
         file_sha256=file.sha256, filename=file.key.filename, format=scored.predictions.format,
         method_name=method_name(file), description=description(file),
-        paper_url=PAPER_URL, model_type=info.model_type, fine_tuned=is_fine_tuned(file),
+        paper_url=info.paper_url, model_type=info.model_type, fine_tuned=is_fine_tuned(file),
         visibility=Visibility.PUBLIC.value, published_at=now, created_at=now,
         hidden=bool(hidden_from and hidden_from.hidden),
         hidden_reason=hidden_from.hidden_reason if hidden_from else None,
@@ -614,6 +614,7 @@ def replace_entry(scored: ScoredFile, owner: User, targets: Sequence[GoldVersion
         record = entry_record(scored.file, earlier or confirmed_by)
         if entry.baseline_settings != record:
             entry.baseline_settings = record
+        entry.paper_url = RUNNERS[key.runner].paper_url  # what describes the method
         return EntryChange(key, "kept", entry.id)
     submission = new_submission(scored, owner, current[-1] if current else None, confirmed_by)
     removed = _remove(current)
