@@ -10,9 +10,9 @@ on the test split too (aggregates only); the compare page gives their paired dif
 from __future__ import annotations
 
 import csv
-import re
 import io
 import json
+import re
 from collections import defaultdict
 
 from flask import Flask
