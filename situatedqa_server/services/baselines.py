@@ -56,7 +56,7 @@ from ..models import (
     Visibility,
     utcnow,
 )
-from . import audit, blobs, evaluation, gold_store, quotas, versions
+from . import audit, blobs, duplicates, evaluation, gold_store, quotas, versions
 from .errors import ServiceError
 
 #: The reference submissions: the quick runners' outputs, committed compressed with sidecars.
@@ -576,6 +576,8 @@ def new_submission(scored: ScoredFile, owner: User, hidden_from: Submission | No
         hidden_reason=hidden_from.hidden_reason if hidden_from else None,
         is_baseline=True, baseline_runner=file.key.runner,
         baseline_settings=entry_record(file, confirmed_by),
+        # A researcher's upload of the same predictions is then marked as its duplicate.
+        predictions_sha256=duplicates.digest(scored.predictions),
         predictions=encode_predictions(scored.predictions, scored.inputs))
 
 
@@ -615,6 +617,7 @@ def replace_entry(scored: ScoredFile, owner: User, targets: Sequence[GoldVersion
         if entry.baseline_settings != record:
             entry.baseline_settings = record
         entry.paper_url = RUNNERS[key.runner].paper_url  # what describes the method
+        entry.predictions_sha256 = duplicates.digest(scored.predictions)
         return EntryChange(key, "kept", entry.id)
     submission = new_submission(scored, owner, current[-1] if current else None, confirmed_by)
     removed = _remove(current)
