@@ -215,8 +215,8 @@ def submission_diagnostics(submission_id: int) -> str:
     submission, score = scored(submission_id)
     report = diagnostics.diagnose(submission, score)
     rows = report.examples
-    if request.args.get("only") == "other_context":
-        rows = [r for r in rows if r.get("other_context")]
+    if request.args.get("only") == "any_not_one":
+        rows = [r for r in rows if r.get("any_not_one")]
     page, examples = paginate(rows)
     return render_template("insight/diagnostics.html", submission=submission, score=score,
                            report=report, examples=examples, page=page, total=len(rows),

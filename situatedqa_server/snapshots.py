@@ -13,6 +13,7 @@ from wtforms.validators import DataRequired, Length
 from benchmark import SPLITS, TRACKS
 
 from .auth import admin_required
+from .leaderboards import picked_columns
 from .models import Snapshot
 from .services import exports
 from .services import snapshots as service
@@ -65,8 +66,13 @@ def show(slug: str) -> str:
     """A frozen leaderboard with its citation."""
     snapshot = snapshot_or_404(slug)
     url = url_for("snapshots.show", slug=slug, _external=True)
+    every = request.args.get("columns") == "all"
+    frozen: list[str] = snapshot.payload["columns"]
+    columns = frozen if every else picked_columns(snapshot.track, frozen, set())
     return render_template("insight/snapshots/show.html", snapshot=snapshot,
-                           payload=snapshot.payload, bibtex=service.bibtex(snapshot, url))
+                           payload=snapshot.payload, columns=columns, every=every,
+                           hidden=len(frozen) - len(columns),
+                           bibtex=service.bibtex(snapshot, url))
 
 
 @bp.get("/<slug>.json")

@@ -177,14 +177,16 @@ def example_inputs(gold: GoldSplit, position: int) -> dict[str, Any]:
 
 
 def _qa_summary(name: str, outcomes: np.ndarray) -> dict[str, Any]:
-    """EM and the other-context rate (paper Table 6) of a group of examples."""
+    """EM and Any - One (paper Table 6: EM against every annotated context's answers minus EM
+    against this context's) of a group of examples: the share right for another context
+    only."""
     n = int(outcomes.size)
     right = (outcomes & CORRECT) > 0
     other = ((outcomes & CORRECT_ANY) > 0) & ~right
     return {"group": name, "n": n,
             "em": 100.0 * right.mean() if n else None,
-            "other_context": 100.0 * other.mean() if n else None,
-            "other_context_count": int(other.sum())}
+            "any_not_one": 100.0 * other.mean() if n else None,
+            "any_not_one_count": int(other.sum())}
 
 
 def _id_summary(name: str, outcomes: np.ndarray) -> dict[str, Any]:
@@ -225,5 +227,5 @@ def _example_row(gold: GoldSplit, position: int, code: int) -> dict[str, Any]:
     else:
         right, any_context = bool(code & CORRECT), bool(code & CORRECT_ANY)
         row.update(correct=right, correct_any=any_context,
-                   other_context=any_context and not right)
+                   any_not_one=any_context and not right)
     return row

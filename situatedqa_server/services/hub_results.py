@@ -25,7 +25,7 @@ from benchmark.metrics import CONFIDENCE
 
 from ..extensions import db
 from ..models import GoldVersion, Score, Submission, User
-from . import released
+from . import released, scoring
 from .exports import DATASET_NAME, metric_type, rounded
 from .leaderboards import iso
 

@@ -15,7 +15,6 @@ import hashlib
 import io
 import json
 import os
-import re
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from benchmark import TRACK_INFO, GoldSplit
 from benchmark.equivalence import lenient_family
 from benchmark.metrics import accuracy_from_binary, metric_from_codes
 from benchmark.scoring import CORRECT
+from benchmark.situations import date_span
 from benchmark.tracks import GAP, RELEASED, UNRELEASED
 
 from ..extensions import db
@@ -59,7 +59,6 @@ MAX_CACHED = 2000
 NO_FILTER = BoardFilter()
 #: Location groups of the geo track, in the order of paper Table 7.
 GEO_GROUPS = ("em_us", "em_india", "em_other_common", "em_rare")
-YEAR = re.compile(r"^(\d{4})")
 
 
 @dataclass
@@ -291,9 +290,12 @@ class YearBin:
 
 
 def context_years(gold: GoldSplit) -> np.ndarray:
-    """The year of each example's context date (-1 where it has none)."""
-    return np.array([int(m.group(1)) if (m := YEAR.match(e.context.get("date", ""))) else -1
-                     for e in gold.examples], dtype=np.int64)
+    """The year each example's context date starts in, read as the error classes read it
+    (benchmark.situations.date_span: "2019", "March 30, 2021"); -1 where it has none or
+    cannot be read."""
+    spans = (date_span(e.context.get("date", "")) for e in gold.examples)
+    return np.array([date.fromordinal(span[0]).year if span else -1 for span in spans],
+                    dtype=np.int64)
 
 
 def year_buckets(gold: GoldSplit, min_size: int = MIN_TEST_BUCKET) -> list[YearBin]:
@@ -334,8 +336,9 @@ def years_plot(submission: Submission, score: Score, gold: GoldSplit) -> PlotSpe
     return PlotSpec(
         "years", f"{submission.method_name}: EM by year of the context",
         f"Line chart of EM by the year of the question's date, in {len(bars)} bins of at "
-        f"least {MIN_TEST_BUCKET} examples (decades before {DECADES_BEFORE}); {undated} "
-        "examples without a date are left out.",
+        f"least {MIN_TEST_BUCKET} examples (decades before {DECADES_BEFORE})"
+        + (f"; {undated} examples whose date cannot be read are left out." if undated
+           else "; every example of the split is counted."),
         [score.id, score.scored_at, submission.method_name, MIN_TEST_BUCKET, DECADES_BEFORE],
         draw_years(bars, [b.center for b in bins]),
         table=[["years of the context", "EM (%)", "95% CI", "n"], *table_rows(bars)])
