@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy import func
+
 from ..models import Score, Submission, Visibility
 
 
@@ -32,3 +34,13 @@ def shown_where() -> tuple[Any, ...]:
 def entries_where(track: str, split: str, version_id: int) -> tuple[Any, ...]:
     """A board's scores of the entries it shows (join Score to Submission)."""
     return (*board_where(track, split, version_id), *shown_where())
+
+
+def ranking_order(primary: Any = Score.primary_metric) -> Any:
+    """The order a board ranks by: the primary metric, best first, unscored entries last."""
+    return primary.desc().nulls_last()
+
+
+def rank_window(primary: Any = Score.primary_metric) -> Any:
+    """A board's rank as SQL: rank() over ranking_order, so tied entries share a rank."""
+    return func.rank().over(order_by=ranking_order(primary))

@@ -195,7 +195,7 @@ def _rows(q: BoardQuery, version_id: int,
         submissions = select(
             literal("submission").label("kind"), keyed.c.id, keyed.c.baseline, keyed.c.model,
             keyed.c.fine_tuned,
-            func.rank().over(order_by=keyed.c.primary.desc().nulls_last()).label("rank"),
+            board.rank_window(keyed.c.primary).label("rank"),
             keyed.c.sort_value)
     reported = (
         select(literal("reported"), ReportedEntry.id, false(), ReportedEntry.model_type,

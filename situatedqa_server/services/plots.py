@@ -388,7 +388,7 @@ def top_plot(track: str, split: str, version_id: int, top: int,
 def _top_plot(generation: tuple[Any, ...], top: int, filters: BoardFilter) -> PlotSpec:
     """The top-N plot of one board generation (read once per worker, as _sota_plot)."""
     _, track, split, version_id = generation[:4]
-    order = (Score.primary_metric.desc().nulls_last(), Submission.id)
+    order = (board.ranking_order(), Submission.id)
     # The top ids first, sorted as narrow rows; then only their objects are read (a sort of
     # whole rows carries every entry's columns through it).
     top_ids = (visible_scores(track, split, version_id, filters)

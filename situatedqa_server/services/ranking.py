@@ -106,10 +106,10 @@ def _ranking(track: str, split: str, version_id: int) -> Select[Any]:
     """Every visible scored entry of a board with its rank, its position (0 first) in the
     ranking (primary metric, best first; ties by submission id), the score row above it
     (None first) and the entry count."""
-    primary = Score.primary_metric.desc().nulls_last()
+    primary = board.ranking_order()
     return (
         select(Submission.id.label("submission_id"), Score.id.label("score_id"),
-               func.rank().over(order_by=primary).label("rank"),
+               board.rank_window().label("rank"),
                (func.row_number().over(order_by=(primary, Submission.id)) - 1)
                .label("position"),
                func.lag(Score.id).over(order_by=(primary, Submission.id))

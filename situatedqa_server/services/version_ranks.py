@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from ..extensions import db
 from ..models import GoldVersion, Score, Submission
@@ -17,7 +17,7 @@ from . import board, gold_store, versions
 
 def _ranked(version: GoldVersion, track: str, split: str) -> dict[int, tuple[int, float | None]]:
     """Rank (as on the leaderboard: ties share a rank) and primary metric of public entries."""
-    rank = func.rank().over(order_by=Score.primary_metric.desc().nulls_last())
+    rank = board.rank_window()
     rows = db.session.execute(
         select(Score.submission_id, rank, Score.primary_metric).join(Submission)
         .where(*board.entries_where(track, split, version.id)))

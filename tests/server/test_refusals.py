@@ -73,6 +73,11 @@ def test_the_board_rule_is_written_once() -> None:
                      if rule in p.read_text())
     assert holders == ["services/board.py"]
     assert len(board.shown_where()) == 3
+    # The ranking window too: the leaderboard, the rank groups and the version pages rank
+    # with board.rank_window.
+    ranked = sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
+                    if "func.rank()" in p.read_text())
+    assert ranked == ["services/board.py"]
 
 
 @pytest.mark.parametrize("url", [
