@@ -19,16 +19,14 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model
 from pydantic.json_schema import models_json_schema
 from werkzeug.datastructures import MultiDict
 
-from benchmark import HIDDEN_SPLIT, SPLITS, TRACK_INFO, TRACKS
-from benchmark.tracks import PROVENANCE_METRICS
+from benchmark import SPLITS, TRACK_INFO, TRACKS
 
 from . import rules
 from .converters import MAX_ID
 from .forms import YES_WORDS
 from .models import ModelType
 from .services.errors import InvalidQuery
-from .services.gold_store import GoldUnavailable
-from .services.leaderboards import MAX_PAGE, MAX_PER_PAGE, TEXT_COLUMNS, sortable_columns
+from .services.leaderboards import MAX_PAGE, MAX_PER_PAGE, described_columns
 
 bp = Blueprint("openapi", __name__)
 API = "/api/v1"
@@ -346,13 +344,7 @@ class BoardQuery(BaseModel):
 
 def split_columns(track: str) -> dict[str, list[str]]:
     """The sortable columns of each split of a track (the server's own rule)."""
-    try:
-        return {split: sortable_columns(track, split) for split in SPLITS}
-    except GoldUnavailable:  # identification's per-source columns need the gold
-        info = TRACK_INFO[track]
-        return {split: [*info.metrics, *info.optional_metrics, *(
-            PROVENANCE_METRICS if split == HIDDEN_SPLIT else ()), *TEXT_COLUMNS]
-            for split in SPLITS}
+    return {split: described_columns(track, split) for split in SPLITS}
 
 
 def board_query(track: str) -> type[BaseModel]:

@@ -128,6 +128,18 @@ def columns_of(track: str, split: str, version_id: int | None = None) -> list[st
     return columns
 
 
+def described_columns(track: str, split: str) -> list[str]:
+    """sortable_columns, or before any gold is imported the columns the track declares
+    (identification's per-source columns need the gold): what the OpenAPI description
+    states."""
+    try:
+        return sortable_columns(track, split)
+    except gold_store.GoldUnavailable:
+        info = TRACK_INFO[track]
+        return [*info.metrics, *info.optional_metrics,
+                *(PROVENANCE_METRICS if split == HIDDEN_SPLIT else ()), *TEXT_COLUMNS]
+
+
 def sortable_columns(track: str, split: str) -> list[str]:
     """What a board query may sort by: the split's metric columns (a test board also by the
     provenance figures, whichever version the query names: they are the same on every test
