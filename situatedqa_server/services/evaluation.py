@@ -10,6 +10,10 @@ Everything that turns predictions into a score row passes here, by one entry poi
 * a baseline regeneration (a runner's file in hand);
 * `flask submissions rescore` (the rescore job, run inline).
 
+Stored rows are read back here too: `complete` fills in the error figures of a row stored
+with errors_pending (in memory for a page, or written), and `example_rows` gives a
+submission's per-example rows from its stored outcomes, without scoring it again.
+
 A file is read against the inputs it answers (the version it was uploaded under, else any
 other version's; the hidden test split's inputs stay the release's), then aligned to the
 target version: predictions for retired examples are dropped, added examples count as
@@ -45,13 +49,14 @@ from benchmark import (
     ScoreResult,
     ValidationError,
     incremental,
+    per_example,
     score,
     wrong_split_hint,
 )
 from benchmark.error_classes import ErrorTables
 from benchmark.harness_files import parse_file
 from benchmark.horizon import Horizon
-from benchmark.incremental import encode_f1, split_digest
+from benchmark.incremental import decode_f1, encode_f1, split_digest
 from benchmark.provenance import provenance_values
 from benchmark.scoring import error_values
 from benchmark.tracks import GAP, HORIZON, UNRELEASED
@@ -385,6 +390,41 @@ def _complete_stored(score_ids: Sequence[int]) -> None:
             if name != "id":
                 setattr(row, name, value)
     db.session.commit()
+
+
+def example_rows(submission: Submission, gold: GoldSplit) -> list[dict[str, Any]]:
+    """Per-example gold, prediction and correctness of a stored submission on the split of
+    the active version, from the outcome codes and F1 its score row stores (written when it
+    was scored: a page view scores nothing). A row that does not fit the split (none, or
+    of another length) is scored in memory instead, and nothing is written."""
+    predictions = predictions_for(submission, gold)
+    row = db.session.execute(select(Score.n, Score.outcomes, Score.f1).where(
+        Score.submission_id == submission.id,
+        Score.gold_version_id == gold_store.active_version().id)).one_or_none()
+    result = _stored_result(submission, gold, row) if row is not None else None
+    if result is None:
+        log.warning("submission %s: no stored outcomes for the active version; scored in "
+                    "memory", submission.id)
+        result = score(gold, predictions, resamples=0)
+    return per_example(gold, predictions, result)
+
+
+def _stored_result(submission: Submission, gold: GoldSplit,
+                   row: Any) -> ScoreResult | None:
+    """The per-example part of a stored score row (outcomes and F1) as a result; None
+    when the row does not fit the split or its F1 cannot be read."""
+    n, outcomes, f1 = row
+    if n != len(gold) or len(outcomes) != len(gold):
+        return None
+    f1_values = None
+    if f1 is not None:
+        try:
+            f1_values = decode_f1(f1, len(gold))
+        except zlib.error:
+            return None
+    return ScoreResult(submission.track, submission.split, n, {}, {}, {},
+                       np.frombuffer(outcomes, dtype=np.uint8),
+                       *(f1_values or (None, None)))
 
 
 def score_values(submission_id: int, version_id: int, result: ScoreResult) -> dict[str, Any]:
