@@ -56,10 +56,9 @@ from ..models import (
     Visibility,
     utcnow,
 )
-from . import audit, blobs, evaluation, gold_store, quotas, versions
+from . import audit, blobs, duplicates, evaluation, gold_store, quotas, versions
 from .errors import ServiceError
 
-PAPER_URL = "https://arxiv.org/abs/2109.06157"
 #: The reference submissions: the quick runners' outputs, committed compressed with sidecars.
 REFERENCE_DIR = Path(__file__).resolve().parents[2] / "submissions" / "reference"
 #: What a regeneration job started from the admin pages does ("files": an uploaded run).
@@ -427,7 +426,8 @@ class ReportedSync:
 def _reported_fields(row: ReportedRow) -> dict[str, Any]:
     return {"method_name": row.method_name, "model_type": row.model_type,
             "fine_tuned": row.fine_tuned, "metrics": row.metrics,
-            "primary_metric": row.primary_metric, "paper_url": PAPER_URL}
+            "primary_metric": row.primary_metric,
+            "paper_url": runner_registry.SITUATEDQA_PAPER_URL}
 
 
 def sync_reported(rows: Sequence[ReportedRow]) -> ReportedSync:
@@ -570,12 +570,14 @@ def new_submission(scored: ScoredFile, owner: User, hidden_from: Submission | No
         user_id=owner.id, team_id=owner.team_id, track=file.key.track, split=file.key.split,
         file_sha256=file.sha256, filename=file.key.filename, format=scored.predictions.format,
         method_name=method_name(file), description=description(file),
-        paper_url=PAPER_URL, model_type=info.model_type, fine_tuned=is_fine_tuned(file),
+        paper_url=info.paper_url, model_type=info.model_type, fine_tuned=is_fine_tuned(file),
         visibility=Visibility.PUBLIC.value, published_at=now, created_at=now,
         hidden=bool(hidden_from and hidden_from.hidden),
         hidden_reason=hidden_from.hidden_reason if hidden_from else None,
         is_baseline=True, baseline_runner=file.key.runner,
         baseline_settings=entry_record(file, confirmed_by),
+        # A researcher's upload of the same predictions is then marked as its duplicate.
+        predictions_sha256=duplicates.digest(scored.predictions),
         predictions=encode_predictions(scored.predictions, scored.inputs))
 
 
@@ -614,6 +616,8 @@ def replace_entry(scored: ScoredFile, owner: User, targets: Sequence[GoldVersion
         record = entry_record(scored.file, earlier or confirmed_by)
         if entry.baseline_settings != record:
             entry.baseline_settings = record
+        entry.paper_url = RUNNERS[key.runner].paper_url  # what describes the method
+        entry.predictions_sha256 = duplicates.digest(scored.predictions)
         return EntryChange(key, "kept", entry.id)
     submission = new_submission(scored, owner, current[-1] if current else None, confirmed_by)
     removed = _remove(current)

@@ -45,7 +45,7 @@ from ..models import (
     utcnow,
 )
 from . import audit, gold_store, jobs, versions
-from .errors import ServiceError
+from .errors import ServiceError, UnknownTrack
 
 MAX_TASKS = 2000
 MAX_ANSWERS = 10
@@ -60,12 +60,6 @@ class CampaignError(ServiceError):
 
     status = 400
     code = "invalid_campaign"
-
-
-class UnknownTrack(CampaignError):
-    """A campaign over a track the benchmark does not have."""
-
-    code = "unknown_track"
 
 
 class AnnotationError(ServiceError):

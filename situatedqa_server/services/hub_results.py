@@ -25,8 +25,7 @@ from benchmark.metrics import CONFIDENCE
 
 from ..extensions import db
 from ..models import GoldVersion, Score, Submission, User
-from . import ladder, scoring, visibility
-from .errors import ServiceError
+from . import released, scoring
 from .exports import DATASET_NAME, metric_type, rounded
 from .leaderboards import iso
 
@@ -36,14 +35,6 @@ SOURCE_NAME = "SituatedQA evaluation server"
 CI_METHOD = "percentile bootstrap over the examples"
 #: Where the release's data come from (gold/manifest.json pins its commit).
 RELEASE_URL = "https://github.com/mikejqzhang/SituatedQA"
-
-
-class NotExportable(ServiceError):
-    """A visible submission with no scores to export: withheld by the Ladder, or unscored
-    against the active gold version."""
-
-    status = 404
-    code = "not_found"
 
 
 @dataclass(frozen=True)
@@ -60,22 +51,9 @@ class ScoredRun:
     resamples: int
 
 
-def exportable(submission_id: int, user: User | None) -> tuple[Submission, Score]:
-    """A submission the user may see and its score on the active gold; NoSuchSubmission or
-    NotExportable otherwise. A submission whose scores the Ladder withheld exports none."""
-    submission = visibility.visible(submission_id, user)
-    if (withheld := ladder.message(submission)) is not None:
-        raise NotExportable(f"submission {submission.id} is {withheld}")
-    score = scoring.score_for(submission)
-    if score is None:
-        raise NotExportable(f"submission {submission.id} has no score against the active "
-                            "gold version")
-    return submission, score
-
-
 def run_for(submission_id: int, user: User | None) -> ScoredRun:
-    """The export inputs of a submission the user may see (see `exportable`)."""
-    submission, score = exportable(submission_id, user)
+    """The export inputs of a submission whose score is released to the user."""
+    submission, score = released.released_score(submission_id, user)
     return ScoredRun(
         submission, score, gold_version_name(score),
         url=url_for("submissions.detail", submission_id=submission.id, _external=True),
