@@ -10,6 +10,10 @@ Everything that turns predictions into a score row passes here, by one entry poi
 * a baseline regeneration (a runner's file in hand);
 * `flask submissions rescore` (the rescore job, run inline).
 
+Stored rows are read back here too: `complete` fills in the error figures of a row stored
+with errors_pending (in memory for a page, or written), and `example_rows` gives a
+submission's per-example rows from its stored outcomes, without scoring it again.
+
 A file is read against the inputs it answers (the version it was uploaded under, else any
 other version's; the hidden test split's inputs stay the release's), then aligned to the
 target version: predictions for retired examples are dropped, added examples count as
@@ -39,19 +43,19 @@ from benchmark import (
     TRACK_INFO,
     FileTooLargeError,
     GoldError,
-    GoldSet,
     GoldSplit,
     Predictions,
     ScoreResult,
     ValidationError,
     incremental,
+    per_example,
     score,
     wrong_split_hint,
 )
 from benchmark.error_classes import ErrorTables
 from benchmark.harness_files import parse_file
 from benchmark.horizon import Horizon
-from benchmark.incremental import encode_f1, split_digest
+from benchmark.incremental import decode_f1, encode_f1, split_digest
 from benchmark.provenance import provenance_values
 from benchmark.scoring import error_values
 from benchmark.tracks import GAP, HORIZON, UNRELEASED
@@ -387,6 +391,41 @@ def _complete_stored(score_ids: Sequence[int]) -> None:
     db.session.commit()
 
 
+def example_rows(submission: Submission, gold: GoldSplit) -> list[dict[str, Any]]:
+    """Per-example gold, prediction and correctness of a stored submission on the split of
+    the active version, from the outcome codes and F1 its score row stores (written when it
+    was scored: a page view scores nothing). A row that does not fit the split (none, or
+    of another length) is scored in memory instead, and nothing is written."""
+    predictions = predictions_for(submission, gold)
+    row = db.session.execute(select(Score.n, Score.outcomes, Score.f1).where(
+        Score.submission_id == submission.id,
+        Score.gold_version_id == gold_store.active_version().id)).one_or_none()
+    result = _stored_result(submission, gold, row) if row is not None else None
+    if result is None:
+        log.warning("submission %s: no stored outcomes for the active version; scored in "
+                    "memory", submission.id)
+        result = score(gold, predictions, resamples=0)
+    return per_example(gold, predictions, result)
+
+
+def _stored_result(submission: Submission, gold: GoldSplit,
+                   row: Any) -> ScoreResult | None:
+    """The per-example part of a stored score row (outcomes and F1) as a result; None
+    when the row does not fit the split or its F1 cannot be read."""
+    n, outcomes, f1 = row
+    if n != len(gold) or len(outcomes) != len(gold):
+        return None
+    f1_values = None
+    if f1 is not None:
+        try:
+            f1_values = decode_f1(f1, len(gold))
+        except zlib.error:
+            return None
+    return ScoreResult(submission.track, submission.split, n, {}, {}, {},
+                       np.frombuffer(outcomes, dtype=np.uint8),
+                       *(f1_values or (None, None)))
+
+
 def score_values(submission_id: int, version_id: int, result: ScoreResult) -> dict[str, Any]:
     """A score row's column values, for the bulk insert of a batch."""
     return {"submission_id": submission_id, "gold_version_id": version_id,
@@ -443,23 +482,24 @@ def score_into(version: GoldVersion, sources: Sequence[Source], *,
     Raises DATA_ERRORS when a stored file cannot be scored.
     """
     chosen = settings()
-    gold = gold_store.gold_of(version)
+    # The one entry into the gold store: everything below reads the gold from here.
+    view = gold_store.version_gold(version, _versions_of_transaction()[1])
     evaluated = Evaluated(version.id, [None] * len(sources))
     stored = [(i, s) for i, s in enumerate(sources) if isinstance(s, Submission)]
     for i, source in enumerate(sources):
         if isinstance(source, Predicted):
-            evaluated.results[i] = _score_predicted(source, gold, chosen)
+            evaluated.results[i] = _score_predicted(source, view, chosen)
     if not stored:
-        _with_provenance(version, gold, evaluated, chosen)
+        _with_provenance(view, evaluated, chosen)
         return evaluated
-    parent_id, carried = (carriable(version, [s for _, s in stored]) if incremental
+    parent_id, carried = (carriable(version, [s for _, s in stored], view) if incremental
                           else (None, set()))
     evaluated.parent_id, evaluated.carried = parent_id, carried
     pending = [(i, s) for i, s in stored if s.id not in carried]
-    rest = (_from_outcomes(version, parent_id, pending, evaluated, chosen)
+    rest = (_from_outcomes(view, pending, evaluated, chosen)
             if parent_id is not None else pending)
-    _in_full(version, rest, evaluated, chosen)
-    _with_provenance(version, gold, evaluated, chosen)
+    _in_full(view, rest, evaluated, chosen)
+    _with_provenance(view, evaluated, chosen)
     if pending:
         log.info("version %s: %d rows carried over, %d from the parent's outcomes, %d files "
                  "read and scored", version.name, len(carried), evaluated.from_outcomes,
@@ -467,7 +507,7 @@ def score_into(version: GoldVersion, sources: Sequence[Source], *,
     return evaluated
 
 
-def _with_provenance(version: GoldVersion, gold: GoldSet, evaluated: Evaluated,
+def _with_provenance(view: gold_store.VersionGold, evaluated: Evaluated,
                      chosen: Settings) -> None:
     """Add the provenance figures (unreleased, released, contamination gap) to every result
     on a test board of the version that has unreleased examples (benchmark.provenance).
@@ -477,18 +517,15 @@ def _with_provenance(version: GoldVersion, gold: GoldSet, evaluated: Evaluated,
     carried row is the parent's on an unchanged board, whose unreleased examples are the
     same. The release's own rows have none.
     """
-    if version.parent_id is None:  # the release itself (the one root): all published
+    if view.version.parent_id is None:  # the release itself (the one root): all published
         return
-    release: GoldVersion | None = None
     for i, result in enumerate(evaluated.results):
         if result is None or result.split != HIDDEN_SPLIT:
             continue
-        if release is None:
-            release = _versions_of_transaction()[1] or gold_store.first_version()
-        mask = gold_store.unreleased_of(version, result.track, result.split, release)
+        mask = view.unreleased(result.track, result.split)
         if mask is None or not mask.any() or mask.shape != (result.n,):
             continue
-        split = gold.get(result.track, result.split)
+        split = view.gold.get(result.track, result.split)
         figures = provenance_values(split, result.outcomes, mask, seed=DEFAULT_SEED,
                                     resamples=chosen.resamples)
         evaluated.results[i] = replace(
@@ -498,11 +535,12 @@ def _with_provenance(version: GoldVersion, gold: GoldSet, evaluated: Evaluated,
                     **{k: v.count for k, v in figures.items() if k != GAP}})
 
 
-def _score_predicted(source: Predicted, gold: GoldSet, chosen: Settings) -> ScoreResult:
+def _score_predicted(source: Predicted, view: gold_store.VersionGold,
+                     chosen: Settings) -> ScoreResult:
     """Predictions in hand against a version's split: their own result where it is the same
     (the same examples and the same error tables: those also read the companion split)."""
-    target = gold.get(source.inputs.track, source.inputs.split)
-    tables = gold_store.error_tables_in(gold, target)
+    target = view.gold.get(source.inputs.track, source.inputs.split)
+    tables = view.tables(target)
     if target is source.inputs or target.examples == source.inputs.examples:
         if source.result is not None and _same_tables(
                 tables, gold_store.error_tables_of(source.inputs)):
@@ -521,18 +559,24 @@ def _same_tables(a: ErrorTables | None, b: ErrorTables | None) -> bool:
 _unchanged: dict[tuple[str, str], frozenset[tuple[str, str]]] = {}
 
 
-def unchanged_boards(version: GoldVersion, donor: GoldVersion) -> frozenset[tuple[str, str]]:
-    """The (track, split) boards whose gold examples a version shares with another."""
+def unchanged_boards(version: GoldVersion, donor: GoldVersion,
+                     view: gold_store.VersionGold | None = None) -> frozenset[tuple[str, str]]:
+    """The (track, split) boards whose gold examples a version shares with another (its
+    parent's gold read from `view` when given)."""
     key = (version.gold_sha256, donor.gold_sha256)
     if key not in _unchanged:
-        new, old = gold_store.gold_of(version), gold_store.gold_of(donor)
+        if view is not None and view.parent_gold is not None and view.parent is donor:
+            new, old = view.gold, view.parent_gold
+        else:
+            new, old = gold_store.gold_of(version), gold_store.gold_of(donor)
         _unchanged[key] = frozenset(
             board for board, split in new.splits.items()
             if board in old.splits and old.splits[board].examples == split.examples)
     return _unchanged[key]
 
 
-def carriable(version: GoldVersion, submissions: list[Submission]) -> tuple[int | None, set[int]]:
+def carriable(version: GoldVersion, submissions: list[Submission],
+              view: gold_store.VersionGold) -> tuple[int | None, set[int]]:
     """The parent's id and the submissions whose parent row carries over unchanged.
 
     Scores depend only on the gold examples of a board (and the file, the seed and the
@@ -540,12 +584,12 @@ def carriable(version: GoldVersion, submissions: list[Submission]) -> tuple[int 
     a rescore gives. On a test board with unreleased examples, a parent row scored before
     the provenance figures existed lacks them: it is scored again (from its outcomes).
     """
-    parent = db.session.get(GoldVersion, version.parent_id) if version.parent_id else None
+    parent = view.parent
     if parent is None:
         return None, set()
-    same = unchanged_boards(version, parent)
+    same = unchanged_boards(version, parent, view)
     figured = {board for board in same if board[1] == HIDDEN_SPLIT
-               and gold_store.has_unreleased(version, *board)}
+               and view.has_unreleased(*board)}
     eligible = [s.id for s in submissions
                 if (s.track, s.split) in same and (s.track, s.split) not in figured]
     needing = [s.id for s in submissions if (s.track, s.split) in figured]
@@ -561,7 +605,7 @@ def carriable(version: GoldVersion, submissions: list[Submission]) -> tuple[int 
     return parent.id, carried
 
 
-def _from_outcomes(version: GoldVersion, parent_id: int,
+def _from_outcomes(view: gold_store.VersionGold,
                    pending: list[tuple[int, Submission]], evaluated: Evaluated,
                    chosen: Settings) -> list[tuple[int, Submission]]:
     """Results from the parent's rows where possible (into evaluated); the rest, to read.
@@ -570,8 +614,9 @@ def _from_outcomes(version: GoldVersion, parent_id: int,
     update changed or added are evaluated again (benchmark.incremental).
     """
     ids = [s.id for _, s in pending]
-    if not ids:
-        return []
+    if not ids or view.parent is None or view.parent_gold is None:
+        return pending if ids else []
+    parent_id = view.parent.id
     found = {sid: (outcomes, f1, classes, stored)
              for sid, outcomes, f1, classes, stored in db.session.execute(
         select(Score.submission_id, Score.outcomes, Score.f1, Score.error_classes,
@@ -581,16 +626,14 @@ def _from_outcomes(version: GoldVersion, parent_id: int,
                Submission.predictions.is_not(None))) if stored is not None}
     if not found:
         return pending
-    gold = gold_store.gold_of(version)
-    parent_gold = gold_store.gold_of(db.session.get_one(GoldVersion, parent_id))
+    gold, parent_gold = view.gold, view.parent_gold
     rest = []
     for position, submission in pending:
         board = (submission.track, submission.split)
         result = None
         if submission.id in found and board in gold.splits and board in parent_gold.splits:
             parent, target = parent_gold.splits[board], gold.splits[board]
-            tables = (gold_store.error_tables_in(parent_gold, parent),
-                      gold_store.error_tables_in(gold, target))
+            tables = (view.parent_tables(parent), view.tables(target))
             result = _incremental_result(parent, target, submission, *found[submission.id],
                                          chosen, tables)
         if result is None:
@@ -637,7 +680,7 @@ def _incremental_result(parent: GoldSplit, target: GoldSplit, submission: Submis
         return None
 
 
-def _in_full(version: GoldVersion, pending: list[tuple[int, Submission]],
+def _in_full(view: gold_store.VersionGold, pending: list[tuple[int, Submission]],
              evaluated: Evaluated, chosen: Settings) -> None:
     """Read and score stored files (into evaluated), noting stored predictions to refresh.
 
@@ -647,7 +690,7 @@ def _in_full(version: GoldVersion, pending: list[tuple[int, Submission]],
     """
     if not pending:
         return
-    gold = gold_store.gold_of(version)
+    gold = view.gold
     submissions = [s for _, s in pending]
     uploaded = uploaded_under(submissions)
     files = blobs.get_many(s.file_sha256 for s in submissions)  # one round trip, not one a file
@@ -660,7 +703,7 @@ def _in_full(version: GoldVersion, pending: list[tuple[int, Submission]],
         target = gold.get(s.track, s.split)
         evaluated.results[position] = score(target, realign(read.predictions, target),
                                             resamples=chosen.resamples,
-                                            errors=gold_store.error_tables_in(gold, target))
+                                            errors=view.tables(target))
         blob = incremental.encode_predictions(read.predictions)
         if have.get(s.id) != blob:
             evaluated.predictions.append({"id": s.id, "predictions": blob})

@@ -11,6 +11,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -173,6 +174,10 @@ def error_tables_in(gold: GoldSet, split: GoldSplit) -> ErrorTables | None:
     """The error tables of one of a gold set's splits (built once per split and cached);
     None for a track without error classes, or when the set lacks the companion split the
     track's rule needs (a hand-built gold set: its scores then have no error figures)."""
+    return _tables_in(gold, split)
+
+
+def _tables_in(gold: GoldSet, split: GoldSplit) -> ErrorTables | None:
     info = TRACK_INFO[split.track]
     if info.errors is None:
         return None
@@ -223,13 +228,24 @@ def unreleased_of(version: GoldVersion, track: str, split: str,
     if version.parent_id is None:  # the release itself (the one root): all published
         return np.zeros(len(gold.splits[(track, split)]), dtype=np.bool_)
     release = release or first_version()
+    return _unreleased_mask(version, gold, release, load(release.gold_sha256), track)
+
+
+def _unreleased_mask(version: GoldVersion, gold: GoldSet, release: GoldVersion,
+                     release_gold: GoldSet, track: str) -> BoolArray | None:
+    """unreleased_of a later version's test board, from gold already loaded."""
+    split = HIDDEN_SPLIT
+    if (track, split) not in gold.splits:
+        return None
+    if version.parent_id is None:
+        return np.zeros(len(gold.splits[(track, split)]), dtype=np.bool_)
     key = (version.gold_sha256, release.gold_sha256, track)
     with _unreleased_lock:
         known = _unreleased.get(key)
     if known is not None:
         return known
     target = gold.splits[(track, split)]
-    public = gold_of(release).splits.get((track, split))
+    public = release_gold.splits.get((track, split))
     mask = (unreleased_mask(public, target) if public is not None
             else np.ones(len(target), dtype=np.bool_))
     mask.setflags(write=False)
@@ -246,8 +262,57 @@ def has_unreleased(version: GoldVersion, track: str, split: str) -> bool:
     return mask is not None and bool(mask.any())
 
 
+@dataclass(frozen=True)
+class VersionGold:
+    """What scoring against a version reads of the gold store, taken in one entry
+    (version_gold): the version's gold, its parent's and the release's. The error tables
+    and the unreleased masks are read from these, so a rescore batch enters the store once.
+    """
+
+    version: GoldVersion
+    gold: GoldSet
+    parent: GoldVersion | None
+    parent_gold: GoldSet | None
+    release: GoldVersion
+    release_gold: GoldSet
+
+    def tables(self, split: GoldSplit) -> ErrorTables | None:
+        """error_tables_in of one of the version's splits."""
+        return _tables_in(self.gold, split)
+
+    def parent_tables(self, split: GoldSplit) -> ErrorTables | None:
+        """error_tables_in of one of the parent's splits."""
+        return _tables_in(self.parent_gold, split) if self.parent_gold is not None else None
+
+    def unreleased(self, track: str, split: str) -> BoolArray | None:
+        """unreleased_of the version's board."""
+        if split != HIDDEN_SPLIT:
+            return None
+        return _unreleased_mask(self.version, self.gold, self.release, self.release_gold,
+                                track)
+
+    def has_unreleased(self, track: str, split: str) -> bool:
+        """has_unreleased of the version's board."""
+        mask = self.unreleased(track, split)
+        return mask is not None and bool(mask.any())
+
+
+def version_gold(version: GoldVersion, release: GoldVersion | None = None) -> VersionGold:
+    """A version's gold with its parent's and the release's (see VersionGold; `release`:
+    the first version when the caller has it at hand, else it is read)."""
+    parent = db.session.get(GoldVersion, version.parent_id) if version.parent_id else None
+    release = version if version.parent_id is None else release or _first_version()
+    return VersionGold(version, load(version.gold_sha256), parent,
+                       load(parent.gold_sha256) if parent is not None else None,
+                       release, load(release.gold_sha256))
+
+
 def first_version() -> GoldVersion:
     """The release as imported: the root of every later version."""
+    return _first_version()
+
+
+def _first_version() -> GoldVersion:
     version = db.session.scalar(select(GoldVersion).where(GoldVersion.parent_id.is_(None))
                                 .order_by(GoldVersion.id).limit(1))
     if version is None:

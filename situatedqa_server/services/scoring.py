@@ -15,8 +15,6 @@ from sqlalchemy.orm.attributes import set_committed_value
 from benchmark import (
     HIDDEN_SPLIT,
     ValidationError,
-    per_example,
-    score,
 )
 from benchmark.harness_files import harness_summary
 from benchmark.incremental import encode_predictions
@@ -225,9 +223,8 @@ def example_rows(submission: Submission) -> list[dict[str, Any]]:
     if submission.split == HIDDEN_SPLIT:
         raise HiddenSplitError("per-example feedback is not available on the test split")
     gold = gold_store.get_split(submission.track, submission.split)
-    # Read against the inputs it was uploaded for: a later version may add or retire examples.
-    predictions = evaluation.predictions_for(submission, gold)
-    rows = per_example(gold, predictions, score(gold, predictions, resamples=0))
+    # From the outcomes stored when it was scored (the evaluation room reads them).
+    rows = evaluation.example_rows(submission, gold)
     # Where each example comes from: the release, or a gold version since (dev and train
     # gold is public, refreshed answers included).
     release = gold_store.get_gold()

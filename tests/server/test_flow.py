@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
@@ -109,3 +110,27 @@ def test_blank_and_dev_gold_downloads(app: Flask, client: FlaskClient,
     assert "answers" not in blank.get_data(as_text=True)
     assert client.get("/data/temp/dev/gold.jsonl").status_code == 200
     assert client.get("/data/temp/test/gold.jsonl").status_code == 404
+
+
+def test_a_per_example_page_reads_the_stored_outcomes(
+        client: FlaskClient, release_gold: GoldSet, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page view scores nothing: the rows come from the outcomes stored at upload."""
+    from benchmark import scoring as benchmark_scoring
+    from situatedqa_server.services import evaluation, scoring
+
+    register(client, "dora")
+    token = new_token(client)
+    gold = release_gold.get("temp", "dev")
+    submission_id = api_upload(client, token, gold, prediction_file(gold, correct=10)).json["id"]
+
+    def no_scoring(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("a per-example page view scored the file again")
+
+    monkeypatch.setattr(evaluation, "score", no_scoring)
+    monkeypatch.setattr(benchmark_scoring, "score", no_scoring)
+    monkeypatch.setattr(scoring, "score", no_scoring, raising=False)
+    page = client.get(f"/submissions/{submission_id}/examples?correct=yes")
+    assert page.status_code == 200 and "10 matching examples" in page.get_data(as_text=True)
+    rows = client.get(f"/api/v1/submissions/{submission_id}/examples",
+                      headers={"Authorization": f"Bearer {token}"}).json["examples"]
+    assert sum(r["correct"] for r in rows) == 10

@@ -249,3 +249,48 @@ def test_every_path_gives_the_same_provenance_figures_on_test(
         assert carried == by_upload
         assert healed.pop("gold_version_id") == version_id("2023-09")
         assert healed == by_upload
+
+
+def test_a_rescore_batch_enters_the_gold_store_once(
+        app: Flask, client: FlaskClient, runner: FlaskCliRunner, update_file: Path,
+        release_gold: GoldSet, monkeypatch: Any) -> None:
+    """The rescore job's path is a straight line: each batch takes the gold it needs from
+    the gold store in one entry, then scores from stored outcomes and stores."""
+    dev = release_gold.get("temp", "dev")
+    for n, name in enumerate(("one", "two", "three")):
+        lines = [{"key": e.key, "prediction": e.answers[0] if i % (n + 2) else "the 1990s"}
+                 for i, e in enumerate(dev.examples)]
+        uploaded(client, name, "".join(json.dumps(line) + "\n" for line in lines).encode(),
+                 release_gold)
+    built = runner.invoke(args=["gold", "build", "--from-update", str(update_file), "--name",
+                                "2023-06", "--as-of", "2023-06-01"])
+    assert built.exit_code == 0, built.output
+    entries: list[str] = []
+    depth = [0]
+
+    def counted(name: str, function: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if depth[0] == 0:  # an entry from outside, not the store's own calls
+                entries.append(name)
+            depth[0] += 1
+            try:
+                return function(*args, **kwargs)
+            finally:
+                depth[0] -= 1
+        return wrapper
+
+    with app.app_context():
+        version = versions.version_named("2023-06", published_only=False)
+        assert version is not None
+        job = jobs.start_activation(version, None)
+        batch_ids = [b.id for b in job.batches]
+        assert batch_ids
+        for name, function in list(vars(gold_store).items()):
+            if (not name.startswith("_") and callable(function)
+                    and getattr(function, "__module__", None)
+                    == gold_store.__name__ and not isinstance(function, type)):
+                monkeypatch.setattr(gold_store, name, counted(name, function))
+        for batch_id in batch_ids:
+            entries.clear()
+            assert jobs.run_batch(batch_id)
+            assert len(entries) == 1, str(entries)
