@@ -62,13 +62,10 @@ def clean_url(url: str | None, error: type[ServiceError], *, required: bool) -> 
     text = (url or "").strip()
     if not text and not required:
         return None
-    if not text:
-        raise error("evidence: an answer needs an evidence URL (an http:// or https:// "
-                    "address)")
     parts = urlsplit(text)
     if parts.scheme not in ("http", "https") or not parts.netloc or len(text) > MAX_URL:
         raise error(f"evidence: give an http:// or https:// address of at most {MAX_URL} "
-                    "characters")
+                    "characters" + ("" if text else " (an answer needs an evidence URL)"))
     return text
 
 
@@ -119,7 +116,7 @@ def update_records(proposals: Sequence[ProposedAnswers],
     context carried (present's previous answers). A context whose `any_answer` keeps the
     same answers keeps its list; one whose set changes gets an update of `any_answer` alone.
     """
-    by_question: dict[tuple[str, str, int], list[ProposedAnswers]] = {}
+    by_question: dict[tuple[str, str, int | None], list[ProposedAnswers]] = {}
     for proposal in proposals:
         split = parent.splits.get((proposal.track, proposal.split))
         position = split.index.get(proposal.key) if split is not None else None
@@ -128,7 +125,7 @@ def update_records(proposals: Sequence[ProposedAnswers],
         elif split is not None and position is not None:
             nq_id = split.examples[position].id
         else:  # an update of a key the parent lacks: parse_update names the record
-            nq_id = -1
+            nq_id = None
         by_question.setdefault((proposal.track, proposal.split, nq_id), []).append(proposal)
     records: list[dict[str, Any]] = []
     for (track, split_name, nq_id), group in by_question.items():
@@ -136,12 +133,12 @@ def update_records(proposals: Sequence[ProposedAnswers],
     return records
 
 
-def _question_records(track: str, split_name: str, nq_id: int,
+def _question_records(track: str, split_name: str, nq_id: int | None,
                       group: Sequence[ProposedAnswers], parent: GoldSet) -> list[dict[str, Any]]:
     """The records of one question: its proposals, then its other contexts' any_answer."""
     split = parent.splits.get((track, split_name))
     contexts: dict[str, _Context] = {}
-    if split is not None and nq_id >= 0:
+    if split is not None and nq_id is not None:  # (NQ ids may be negative)
         for example in split.examples:
             if example.id == nq_id:
                 contexts[example.key] = _Context(example.key, example.answers, example.answers,
@@ -156,18 +153,18 @@ def _question_records(track: str, split_name: str, nq_id: int,
     # Answers no context carries (present: the previous answers) stay in any_answer.
     extras = [a for c in contexts.values() for a in c.any_before if a not in carried_before]
     union = tuple(dict.fromkeys([*(a for c in contexts.values() for a in c.after), *extras]))
-    records = []
+    records, rebuilt = [], []
     for context in contexts.values():
         any_answer = (list(context.any_before) if set(context.any_before) == set(union)
                       else list(union))
         if context.proposal is not None:
             records.append(_proposal_record(context.proposal, any_answer))
         elif set(context.any_before) != set(union):
-            records.append({"track": track, "split": split_name, "key": context.key,
+            rebuilt.append({"track": track, "split": split_name, "key": context.key,
                             "action": "update", "any_answer": any_answer,
                             "reason": "any_answer rebuilt: another context of the question "
                                       "changed"})
-    return records
+    return records + rebuilt  # the proposals first, in their order
 
 
 def _proposal_record(proposal: ProposedAnswers, any_answer: list[str]) -> dict[str, Any]:
