@@ -29,6 +29,7 @@ from typing import Any
 import click
 
 from baselines.devices import Placement, cpu
+from baselines.output import path_name
 from baselines.release import QAItem
 
 log = logging.getLogger(__name__)
@@ -125,8 +126,9 @@ class BartSource:
 
     def describe(self) -> dict[str, Any]:
         """JSON-ready description for the metadata sidecar."""
-        return {"model": str(self.model), "config": str(self.config) if self.config else None,
-                "tokenizer": str(self.tokenizer), "state_dict": self.is_state_dict,
+        # file names only: the folders are this machine's (the fingerprints hash the files)
+        return {"model": path_name(self.model), "config": path_name(self.config),
+                "tokenizer": path_name(self.tokenizer), "state_dict": self.is_state_dict,
                 "preprocessing": PREPROCESSING}
 
 

@@ -31,6 +31,7 @@ from baselines.output import (
     RunMeta,
     fingerprint,
     model_shape,
+    path_name,
 )
 from baselines.release import (
     DATA_ENV,
@@ -42,10 +43,10 @@ from baselines.release import (
     IDItem,
     QAItem,
     ReleaseError,
+    data_fingerprint,
     load_id_items,
     load_qa_items,
     qa_key,
-    release_file,
 )
 from baselines.runners import LANGUAGE_MODEL_RUNNERS, LANGUAGE_MODEL_TRACKS, QA_RUNNERS, RUNNERS
 
@@ -206,7 +207,7 @@ def _run_qa(runner: str, track: str, split: str, setting: str, data_dir: Path, o
         return [{**item.record, "pred_answer": answer} for item, answer in
                 zip(batch, answers, strict=True)]
 
-    meta.fingerprints["data"] = fingerprint(release_file(data_dir, track, split))
+    meta.fingerprints["data"] = data_fingerprint(data_dir, track, split)
     with ResumableWriter(output, lambda record: qa_key(track, record)) as writer:
         written = run_batches(items, lambda item: item.key, predict_records, writer, batch_size,
                               limit, desc=f"{runner} {track}")
@@ -242,13 +243,13 @@ def _run_id(runner: str, track: str, split: str, data_dir: Path, output: Path, b
                                              batch_size=batch_size,
                                              max_length=options["max_length"], seed=seed)
                 settings.update({"lr": cfg.lr, "epochs": cfg.epochs,
-                                 "max_length": cfg.max_length, "init": str(init)})
+                                 "max_length": cfg.max_length, "init": path_name(init)})
                 meta.fingerprints = {"init": fingerprint(Path(init))}
                 placement = devices.resolve(options["device"], options["precision"])
                 settings.update(placement.describe())
                 preds, extra = ident.predict_classifier(
                     Path(init), options["model_dir"], train, dev, test, cfg, placement)
-        meta.fingerprints.update({f"data_{name}": fingerprint(release_file(data_dir, track, name))
+        meta.fingerprints.update({f"data_{name}": data_fingerprint(data_dir, track, name)
                                   for name in dict.fromkeys(("train", "dev", split))})
         by_item = {item.id: pred for item, pred in zip(test, preds, strict=True)}
 

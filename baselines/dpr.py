@@ -85,8 +85,8 @@ class DPRRunConfig:
     def describe(self) -> dict[str, Any]:
         """JSON-ready settings for the metadata sidecar."""
         def plain(value: Any) -> Any:
-            if isinstance(value, Path):
-                return str(value)
+            if isinstance(value, Path):  # its name: the folders are this machine's
+                return value.name
             if isinstance(value, tuple):
                 return [plain(v) for v in value]
             return value

@@ -93,6 +93,6 @@ def run_fingerprints(cfg: DPRRunConfig) -> dict[str, Any]:
     found: dict[str, Any] = {name: fingerprint(getattr(cfg, name)) for name in
                              ("question_encoder", "ctx_encoder", "reader", "corpus")}
     if cfg.passage_embeddings:
-        found["passage_embeddings"] = [{"path": str(p), "bytes": p.stat().st_size}
+        found["passage_embeddings"] = [{"name": p.name, "bytes": p.stat().st_size}
                                        for p in cfg.passage_embeddings]
     return found

@@ -28,7 +28,7 @@ from typing import Any
 import click
 
 from baselines.output import RunMeta, fingerprint
-from baselines.release import release_file
+from baselines.release import data_fingerprint
 
 
 @dataclass(frozen=True)
@@ -78,16 +78,31 @@ def harness_version() -> str:
             from None
 
 
+def model_name(model: Path, fingerprinted: dict[str, Any] | None) -> str:
+    """The model as every document names it (its `situatedqa_model`): name, package and
+    version, file and hash; never the folder lm-eval loads it from."""
+    found = fingerprinted or {}
+    shipped = f"{found['package']} {found.get('package_version')}: " \
+        if found.get("package") else ""
+    digest = str(found.get("sha256") or "")[:12]
+    return f"{SMOLLM2.name} ({shipped}{model.name}" + (f", sha256 {digest})" if digest else ")")
+
+
 def lm_eval_command(model: Path, track: str, split: str, data_dir: Path, shots: int,
-                    batch_size: int, seed: int, limit: int | None, out: Path) -> list[str]:
-    """lm-eval's command line for one run: our task folder, the samples logged."""
+                    batch_size: int, seed: int, limit: int | None, out: Path,
+                    name: str | None = None) -> list[str]:
+    """lm-eval's command line for one run: our task folder, the samples logged. NAME is
+    what the documents call the model (the task's `model_name` option)."""
+    options: dict[str, Any] = {"split": split, "data": str(data_dir)}
+    if name is not None:
+        options["model_name"] = name
     command = [
         sys.executable, "-m", "lm_eval", "--model", "hf",
         "--model_args", f"pretrained={model.parent},gguf_file={model.name},dtype=float32",
         "--include_path", str(TASKS_DIR), "--tasks", task_name(track),
         "--num_fewshot", str(shots), "--batch_size", str(batch_size),
         "--seed", f"{seed},{seed},{seed},{FEWSHOT_SEED}",
-        "--metadata", json.dumps({"split": split, "data": str(data_dir)}),
+        "--metadata", json.dumps(options),
         "--log_samples", "--output_path", str(out)]
     if limit is not None:
         command += ["--limit", str(limit)]
@@ -107,13 +122,14 @@ def run_language_model(runner: str, shots: int, track: str, split: str, data_dir
         "fewshot_seed": FEWSHOT_SEED, "batch_size": batch_size, "limit": limit,
         "device": "cpu", "precision": "float32", "threads": threads}, seed)
     meta.fingerprints = {"model": fingerprint(model),
-                         "data": fingerprint(release_file(data_dir, track, split))}
+                         "data": data_fingerprint(data_dir, track, split)}
     with tempfile.TemporaryDirectory(prefix="lm-eval-") as scratch:
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
                "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
                "HF_HOME": str(Path(scratch) / "hf"), "OMP_NUM_THREADS": str(threads)}
         command = lm_eval_command(model, track, split, data_dir, shots, batch_size, seed,
-                                  limit, Path(scratch) / "out")
+                                  limit, Path(scratch) / "out",
+                                  model_name(model, meta.fingerprints["model"]))
         # lm-eval's own output (its progress bars) goes to the terminal: a run takes hours.
         done = subprocess.run(command, env=env, cwd=scratch, check=False)
         if done.returncode != 0:

@@ -28,8 +28,8 @@ import click
 import numpy as np
 
 from baselines.devices import Placement, resolve
-from baselines.output import fingerprint
-from baselines.release import QAItem, load_qa_items, release_file
+from baselines.output import fingerprint, path_name
+from baselines.release import QAItem, data_fingerprint, load_qa_items
 from benchmark.tracks import TRACK_INFO
 
 log = logging.getLogger(__name__)
@@ -224,14 +224,15 @@ class NNConfig:
 
     def describe(self) -> dict[str, Any]:
         """JSON-ready description for the metadata sidecar."""
-        return {"embedder": self.embedder, "model": str(self.model) if self.model else None,
+        return {"embedder": self.embedder, "model": path_name(self.model),
                 "similarity": "cosine", "ties": "first training question in release order",
                 "minilm_max_length": MINILM_MAX_LENGTH if self.placement else None,
                 **(self.placement.describe() if self.placement else {"device": "cpu"})}
 
     def fingerprints(self) -> dict[str, Any]:
         """The train file the answers come from, and the embedding model."""
-        found = {"data_train": fingerprint(release_file(self.data_dir, self.track, "train"))}
+        found: dict[str, Any] = {"data_train": data_fingerprint(self.data_dir, self.track,
+                                                                 "train")}
         if self.model is not None:
             found["embedder_model"] = fingerprint(self.model)
         return found

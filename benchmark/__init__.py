@@ -17,6 +17,7 @@ from .formats import (
 from .gold import Example, GoldError, GoldSet, GoldSplit, build_gold_set, load_gold
 from .metrics import DEFAULT_RESAMPLES, DEFAULT_SEED, PairedDifference
 from .normalize import normalize_answer
+from .paired import compare_primary
 from .release import import_release, read_manifest
 from .scoring import ScoreResult, compare, outcome_codes, per_example, score
 from .tracks import (
@@ -55,6 +56,7 @@ __all__ = [
     "ValidationError",
     "build_gold_set",
     "compare",
+    "compare_primary",
     "import_release",
     "load_gold",
     "match_splits",

@@ -19,6 +19,7 @@ from .harness.partial import partial_result
 from .harness_files import parse_file
 from .horizon import Horizon
 from .metrics import DEFAULT_RESAMPLES, DEFAULT_SEED
+from .provenance import gap_counts
 from .release import (
     DATA_ENV,
     DEFAULT_DOWNLOAD_DIR,
@@ -32,6 +33,7 @@ from .scoring import ScoreResult, compare, score
 from .tracks import (
     DEFAULT_PRESENT_THRESHOLD,
     ERROR_CLASS_LABELS,
+    GAP,
     METRIC_LABELS,
     QA_TRACKS,
     SPLITS,
@@ -231,8 +233,8 @@ def _table_row(result: ScoreResult, name: str) -> str:
     shown = "n/a" if value is None else f"{value:.2f}"
     ci = result.ci.get(name)
     interval = f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
-    return (f"{label + ' (' + name + ')':<44}{shown:>8}   {interval:<17}"
-            f"{result.counts.get(name, 0):>6}")
+    count = gap_counts(result.counts) if name == GAP else f"{result.counts.get(name, 0)}"
+    return f"{label + ' (' + name + ')':<44}{shown:>8}   {interval:<17}{count:>6}"
 
 
 @main.command("score")

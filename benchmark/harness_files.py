@@ -51,6 +51,7 @@ from .formats import (
 )
 from .gold import GoldSplit
 from .harness.prompts import prompt
+from .public_paths import public_text, public_value
 from .tracks import TRACK_INFO
 
 LM_EVAL_SAMPLES = "lm-eval-samples"
@@ -179,11 +180,14 @@ class HarnessInfo:
     hashes: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON stored with the submission."""
-        return {"harness": self.harness, "harness_version": self.harness_version,
-                "task": self.task, "task_version": self.task_version, "model": self.model,
-                "scorer": self.scorer, "filter": self.filter, "samples": len(self.hashes),
-                "task_hash": self.task_hash, "hashes": self.hashes}
+        """The JSON stored with the submission: a path the file names (a model's folder) is
+        stored as its last component, never as the uploader's machine has it."""
+        named = public_value({"harness": self.harness, "harness_version": self.harness_version,
+                              "task": self.task, "task_version": self.task_version,
+                              "model": self.model, "scorer": self.scorer,
+                              "filter": self.filter})
+        return {**named, "samples": len(self.hashes), "task_hash": self.task_hash,
+                "hashes": self.hashes}
 
     @property
     def task_hash(self) -> str | None:
@@ -206,8 +210,12 @@ class HarnessPredictions:
 
 
 def harness_summary(stored: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """A stored run without its per-sample hashes (what pages and the API show)."""
-    return None if stored is None else {k: v for k, v in stored.items() if k != "hashes"}
+    """A stored run without its per-sample hashes (what pages and the API show), every path
+    in it as its last component (a run stored before paths were kept out included)."""
+    if stored is None:
+        return None
+    shown: dict[str, Any] = public_value({k: v for k, v in stored.items() if k != "hashes"})
+    return shown
 
 
 def detect(data: bytes) -> str | None:
@@ -806,7 +814,7 @@ def _inspect(fmt: str, header: Mapping[str, Any], samples: list[tuple[int | None
     model = _text(spec.get("model"))
     model_args = spec["model_args"] if isinstance(spec.get("model_args"), dict) else {}
     if model and model_args.get("model_path"):
-        model = f"{model} ({model_args['model_path']})"
+        model = f"{model} ({public_text(str(model_args['model_path']))})"
     if model:
         result = HarnessPredictions(fmt, result.answers, _with_model(result.info, model),
                                     result.lines)

@@ -70,7 +70,8 @@ PROVENANCE_DEFINITIONS: Final = {
     RELEASED: "Not in the paper, never ranks: {statistic} on the test examples whose gold "
               "answer is the public release's.",
     GAP: "Not in the paper, never ranks: released minus unreleased {statistic}, in points, "
-         "its CI from resampling the two example sets apart. An indication of "
+         "its CI from resampling the two example sets apart; its n is the two counts it "
+         "compares (released's and unreleased's), never the split's. An indication of "
          "contamination, not a proof: the new examples may simply be harder.",
 }
 

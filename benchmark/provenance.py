@@ -21,6 +21,7 @@ The figures (not in the paper, never ranking a board):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final
 
 import numpy as np
@@ -41,8 +42,8 @@ from .normalize import normalize_answer
 from .tracks import GAP, PROVENANCE_LABELS, PROVENANCE_METRICS, RELEASED, UNRELEASED
 
 __all__ = ["GAP", "PROVENANCE_LABELS", "PROVENANCE_METRICS", "RELEASED", "UNRELEASED",
-           "correct_of", "gap_interval", "is_unreleased", "origins", "provenance_values",
-           "unreleased_mask"]
+           "correct_of", "gap_counts", "gap_interval", "is_unreleased", "origins",
+           "provenance_values", "unreleased_mask"]
 
 #: The bootstrap streams of the gap's two sides (apart from the figures' own streams).
 GAP_STREAMS: Final = (f"{GAP}:{RELEASED}", f"{GAP}:{UNRELEASED}")
@@ -148,8 +149,14 @@ def provenance_values(split: GoldSplit, outcomes: IntArray, mask: BoolArray, *, 
            else released.value - unreleased.value)
     k_released = int(correct[~mask].sum())
     k_unreleased = int(correct[mask].sum())
+    # The gap has no n of its own: it compares two (RELEASED's and UNRELEASED's counts),
+    # which gap_counts shows; its count is 0 and results leave it out of their counts.
     values[GAP] = MetricValue(
         gap, gap_interval(k_released, released.count, k_unreleased, unreleased.count,
-                          seed=seed, resamples=resamples) if gap is not None else None,
-        released.count + unreleased.count)
+                          seed=seed, resamples=resamples) if gap is not None else None, 0)
     return values
+
+
+def gap_counts(counts: Mapping[str, int]) -> str:
+    """The gap's n as shown: the two counts it compares, released first ("2,775 vs 20")."""
+    return f"{counts.get(RELEASED, 0):,} vs {counts.get(UNRELEASED, 0):,}"

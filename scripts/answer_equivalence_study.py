@@ -11,7 +11,7 @@ runnable baselines, and examples where em_equiv and EM disagree.
    and token F1 side by side, with the examples em_equiv counts right and EM wrong.
 
 Usage: SITUATEDQA_DATA=/path/to/release python scripts/answer_equivalence_study.py \
-           [--predictions temp=/tmp/nn/temp.jsonl ...] [--examples 10]
+           [--predictions temp=nn/temp.jsonl ...] [--examples 10]
 """
 
 from __future__ import annotations

@@ -250,4 +250,7 @@ def main(n: int, words: int, dim: int, encoder: str, batch_size: int, kind: str,
 
 
 if __name__ == "__main__":
-    main()
+    from bench_report import recording
+
+    with recording(__file__):
+        main()

@@ -109,4 +109,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from bench_report import recording
+
+    with recording(__file__):
+        sys.exit(main())

@@ -117,4 +117,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from bench_report import recording
+
+    with recording(__file__):
+        main()

@@ -8,8 +8,8 @@ apart; an instruction count does not: the same code, inputs and environment coun
 whatever else the machine is doing. So two versions of the upload path are best compared
 here, and the wall-clock figures of `scripts/bench_server.py` read beside it.
 
-For each checkout given by --project (this one unless told; e.g. `git worktree add /tmp/old
-REV`, then `--project . --project /tmp/old`), a private PostgreSQL schema is set up by that
+For each checkout given by --project (this one unless told; e.g. `git worktree add ../old
+REV`, then `--project . --project ../old`), a private PostgreSQL schema is set up by that
 checkout's organizer commands, as `bench_server.py` does, and a child Python runs under
 `valgrind --tool=callgrind` with PYTHONHASHSEED=0. The child builds the app, warms it up as a
 gunicorn worker does (the gold and its scoring caches, frozen out of the collector where the
@@ -250,4 +250,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from bench_report import recording
+
+    with recording(__file__):
+        main()

@@ -49,7 +49,7 @@ def main(data: Path, seed: int, runners: tuple[str, ...], threads: int,
     version = code_version()
     if version.endswith("-dirty") and not allow_dirty:
         raise click.ClickException(f"the checkout has uncommitted changes ({version}): commit "
-                                   "them, or run from a clean clone (git clone . /tmp/clean)")
+                                   "them, or run from a clean clone (git clone . ../clean)")
     # Every run first, then every write: a file written into the tree would make the next
     # run's `git describe` say -dirty.
     with tempfile.TemporaryDirectory(prefix="sqa-reference-") as work:

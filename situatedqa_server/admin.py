@@ -17,16 +17,16 @@ from flask import (
     request,
     url_for,
 )
-from sqlalchemy import ColumnElement, func, or_, select
 from werkzeug.wrappers import Response
 
 from . import tasks
 from .auth import admin_required
 from .extensions import db
 from .forms import ActionForm, BaselineUploadForm, ReasonForm
-from .models import AuditLog, Job, Submission, Team, User
+from .models import Submission, User
 from .ratelimits import failures_of
-from .services import baselines, gold_store, jobs, visibility
+from .services import audit, baselines, gold_store, jobs, moderation, visibility
+from .services.errors import STALE_FORM, InvalidRequest
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
 PAGE_SIZE = 100
@@ -43,24 +43,11 @@ ACTIONS: dict[str, Callable[[Submission, User | None, str], None]] = {
 def submissions() -> str:
     """All submissions, newest first, with moderation buttons."""
     search = request.args.get("q", "").strip()[:200]
-    query = select(Submission).join(Team, Team.id == Submission.team_id)
-    if search:
-        escaped = search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        pattern = f"%{escaped}%"
-        matches: list[ColumnElement[bool]] = [column.ilike(pattern, escape="\\") for column in (
-            Submission.method_name, Team.name, Submission.filename)]
-        matches.append(Submission.track == search)
-        if search.isdigit() and len(search) < 10:
-            matches.append(Submission.id == int(search))
-        query = query.where(or_(*matches))
-    total = db.session.scalar(select(func.count()).select_from(query.subquery())) or 0
-    pages = max(1, -(-total // PAGE_SIZE))
-    page = min(max(1, request.args.get("page", 1, type=int) or 1), pages)
-    rows = db.session.scalars(query.order_by(Submission.id.desc())
-                              .limit(PAGE_SIZE).offset((page - 1) * PAGE_SIZE)).all()
-    return render_template("admin/submissions.html", submissions=rows, form=ReasonForm(),
-                           page=page, pages=pages, total=total, search=search,
-                           actions=ACTIONS)
+    found = moderation.search_submissions(search, request.args.get("page", 1, type=int) or 1,
+                                          PAGE_SIZE)
+    return render_template("admin/submissions.html", submissions=found.rows, form=ReasonForm(),
+                           page=found.page, pages=found.pages, total=found.total,
+                           search=search, actions=ACTIONS)
 
 
 @bp.post("/submissions/<int:submission_id>/<action>")
@@ -84,8 +71,7 @@ def moderate(submission_id: int, action: str) -> Response:
 def audit_log() -> str:
     """The audit log, newest first."""
     page = max(1, request.args.get("page", 1, type=int) or 1)
-    entries = db.session.scalars(select(AuditLog).order_by(AuditLog.id.desc())
-                                 .limit(PAGE_SIZE).offset((page - 1) * PAGE_SIZE)).all()
+    entries = audit.recent(page, PAGE_SIZE)
     return render_template("admin/audit.html", entries=entries, page=page)
 
 
@@ -99,7 +85,7 @@ def utc(moment: datetime | None) -> str:
 @admin_required
 def jobs_page() -> str:
     """Every long job with its state and progress, and the regeneration buttons."""
-    rows = db.session.scalars(select(Job).order_by(Job.id.desc()).limit(PAGE_SIZE)).all()
+    rows = jobs.recent_jobs(PAGE_SIZE)
     return render_template("admin/jobs.html", jobs=rows, modes=baselines.JOB_MODES,
                            action=ActionForm(), upload=BaselineUploadForm(),
                            upload_mode=baselines.UPLOAD_MODE,
@@ -113,7 +99,7 @@ def regenerate(mode: str) -> Response:
     if mode not in baselines.JOB_MODES:
         abort(404)
     if not ActionForm().validate_on_submit():
-        abort(400)
+        raise InvalidRequest(STALE_FORM)
     params: dict[str, Any] = {"mode": mode}
     if request.form.get("confirm_differences") == "1":
         params["confirmed_by"] = g.user.username

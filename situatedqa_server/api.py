@@ -10,14 +10,12 @@ from typing import Any, Literal, overload
 
 from flask import Blueprint, Response, current_app, request
 from flask_wtf import FlaskForm
-from sqlalchemy import select
 
 from benchmark import TRACK_INFO, TRACKS
 from benchmark.harness import fingerprint
 
 from .disputes import dispute_json, file_from, rate_key
-from .errors import ApiError
-from .extensions import config_limit, db, limiter
+from .extensions import config_limit, limiter
 from .forms import DisputeForm, SubmissionForm
 from .models import Score, Submission, User, utcnow
 from .openapi import check_board_query
@@ -30,9 +28,11 @@ from .services import (
     ladder,
     quotas,
     scoring,
+    team_entries,
     visibility,
 )
 from .services.duplicates import DuplicateSubmission
+from .services.errors import InvalidRequest, MissingToken, UnknownField
 from .services.leaderboards import (
     iso,
     load_board,
@@ -51,8 +51,8 @@ def token_user(required: bool = True) -> User | None:
     scheme, _, raw = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not raw.strip():
         if required:
-            raise ApiError(401, "missing_token", "send an API token as 'Authorization: Bearer …'",
-                           headers={"WWW-Authenticate": "Bearer"})
+            raise MissingToken("send an API token as 'Authorization: Bearer …'",
+                               headers={"WWW-Authenticate": "Bearer"})
         return None
     return accounts.user_for_token(raw.strip())  # TokenError: 401 with its code
 
@@ -74,7 +74,7 @@ def submission_json(submission: Submission, score: Score | None) -> dict[str, An
         "code_url": submission.code_url, "model_type": submission.model_type,
         "fine_tuned": submission.fine_tuned, "knowledge_date": submission.knowledge_date,
         "parameter_count": submission.parameter_count, "format": submission.format,
-        "scorer": fingerprint(), "harness": submission.harness,
+        "scorer": fingerprint(), "harness": scoring.harness_shown(submission),
     }
 
 
@@ -86,8 +86,7 @@ def create_submission() -> tuple[dict[str, Any], int]:
     form = SubmissionForm(meta={"csrf": False})
     refuse_unknown_fields(form)
     if not form.validate():
-        raise ApiError(400, "invalid_request", "some fields are missing or invalid",
-                       {"fields": form.errors})
+        raise InvalidRequest("some fields are missing or invalid", {"fields": form.errors})
     data, key = form.file.data.read(), idempotency_key()
     digest = idempotency.request_digest(request.form.items(multi=True), data) if key else ""
     if key and (stored := replay(user, key, digest)) is not None:
@@ -119,8 +118,8 @@ def refuse_unknown_fields(form: FlaskForm) -> None:
     unknown = sorted(set(request.form) - set(allowed))
     if unknown:
         names = ", ".join(repr(name) for name in unknown)
-        raise ApiError(400, "unknown_field",
-                       f"unknown field{'s' if len(unknown) > 1 else ''} {names}; the upload's "
+        raise UnknownField(
+            f"unknown field{'s' if len(unknown) > 1 else ''} {names}; the upload's "
                        f"fields are {', '.join(allowed)}; nothing was stored",
                        {"unknown": unknown, "allowed": allowed})
 
@@ -132,8 +131,8 @@ def idempotency_key() -> str | None:
         return None
     if not 1 <= len(key) <= idempotency.MAX_KEY_LENGTH or not key.isprintable() \
             or not key.isascii():
-        raise ApiError(400, "invalid_request", f"{idempotency.HEADER} must be 1 to "
-                       f"{idempotency.MAX_KEY_LENGTH} printable ASCII characters")
+        raise InvalidRequest(f"{idempotency.HEADER} must be 1 to "
+                             f"{idempotency.MAX_KEY_LENGTH} printable ASCII characters")
     return key
 
 
@@ -146,10 +145,7 @@ def replay(user: User, key: str, digest: str) -> tuple[dict[str, Any], int] | No
 def list_submissions() -> dict[str, Any]:
     """The token owner's team's submissions, newest first."""
     user = token_user()
-    rows = db.session.scalars(
-        select(Submission).where(Submission.team_id == user.team_id,
-                                 Submission.deleted_at.is_(None))
-        .order_by(Submission.created_at.desc(), Submission.id.desc())).all()
+    rows = team_entries.team_submissions(user.team_id)
     return {"submissions": [submission_json(s, scoring.score_for(s)) for s in rows]}
 
 

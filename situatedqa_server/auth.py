@@ -21,7 +21,6 @@ from flask import (
     url_for,
 )
 from flask_wtf.csrf import CSRFError
-from sqlalchemy import select
 from werkzeug.wrappers import Response
 
 from .errors import render_error, session_lost
@@ -183,8 +182,7 @@ def logout() -> Response:
 def _account_page(new_token: str | None = None,
                   password_form: PasswordForm | None = None) -> str:
     """The account page, with a just-created token shown once."""
-    tokens = db.session.scalars(select(ApiToken).where(ApiToken.user_id == g.user.id)
-                                .order_by(ApiToken.created_at.desc(), ApiToken.id.desc())).all()
+    tokens = accounts.tokens_of(g.user)
     return render_template("auth/account.html", tokens=tokens, form=TokenForm(formdata=None),
                            action=ActionForm(), new_token=new_token, now=utcnow(),
                            password_form=password_form or PasswordForm(formdata=None))

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, abort, flash, g, redirect, render_template, url_for
+from flask import Blueprint, flash, g, redirect, render_template, url_for
 from flask_wtf import FlaskForm
-from sqlalchemy import select
 from werkzeug.wrappers import Response
 from wtforms import DateField, IntegerField, RadioField, SelectField, StringField
 from wtforms.fields.choices import SelectChoice
@@ -23,10 +22,10 @@ from benchmark import TRACK_INFO
 from benchmark.agreement import AMBIGUOUS, ANSWER, NO_SINGLE_ANSWER
 
 from .auth import admin_required, login_required
-from .extensions import db
 from .models import Annotation, CampaignKind, User
-from .services import campaigns
+from .services import accounts, campaigns
 from .services.campaigns import TaskNotFound
+from .services.errors import STALE_FORM, InvalidRequest
 
 bp = Blueprint("campaigns", __name__)
 
@@ -95,7 +94,8 @@ def _items(text: str | None) -> list[str]:
 def _response(form: AnswerForm) -> campaigns.Answer:
     """The form's response, validated by the service (AnnotationError: 400)."""
     if not form.validate_on_submit():
-        abort(400, "; ".join(str(e) for errors in form.errors.values() for e in errors))
+        raise InvalidRequest("; ".join(str(e) for errors in form.errors.values()
+                                       for e in errors), {"fields": form.errors})
     answers = (form.answers.data or "").split(ANSWER_SEPARATOR)
     return campaigns.validate(form.outcome.data or "", answers, form.evidence.data,
                               form.effective.data)
@@ -142,10 +142,8 @@ def role() -> Response:
     """Give or take the annotator role."""
     form = RoleForm()
     if not form.validate_on_submit():
-        abort(400)
-    user = db.session.scalar(select(User).where(User.username == form.username.data))
-    if user is None:
-        abort(404, f"no user named {form.username.data!r}")
+        raise InvalidRequest(STALE_FORM, {"fields": form.errors})
+    user = accounts.user_named(form.username.data)
     campaigns.set_annotator(user, form.grant.data == "grant", g.user)
     flash(f"{user.username} is {'an' if user.is_annotator else 'no longer an'} annotator",
           "info")
@@ -206,7 +204,7 @@ def build(campaign_id: int) -> Response:
     campaign = campaigns.campaign_by_id(campaign_id)
     form = VersionForm()
     if not form.validate_on_submit():
-        abort(400, "give the version a name")
+        raise InvalidRequest("give the version a name", {"fields": form.errors})
     version = campaigns.build(campaign, form.name.data or "", form.as_of.data,
                               form.note.data or "", g.user)
     flash(f"built {version.name!r} from campaign {campaign.name!r}; activate it to rescore "

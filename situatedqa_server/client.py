@@ -248,13 +248,37 @@ def submit(api: Api, file: Path, track: str, split: str, method_name: str | None
         result = api.json("POST", "/api/v1/submissions", data=fields,
                           files={"file": (file.name, stream)},
                           idempotency_key=uuid.uuid4().hex)
-    result = wait_for_scores(api, result)
+    result = with_every_interval(api, wait_for_scores(api, result))
     if as_json:
         echo_json(result)
         return
     click.echo(f"submission {result['id']}: {result.get('status', 'scored')}"
                + (f" (scorer {result['scorer']})" if result.get("scorer") else ""))
     print_scores({"track": track, "split": split, **result})
+    if pending_intervals(result):
+        click.echo(f"The error classes' 95% CIs are still being computed; "
+                   f"`situatedqa show {result['id']}` prints them.")
+
+
+def pending_intervals(result: Mapping[str, Any]) -> list[str]:
+    """The error figures of a result that have a value and no CI yet: the server computes
+    those CIs just after the upload's answer (they cost more than the rest of the score)."""
+    info = TRACK_INFO.get(str(result.get("track")))
+    metrics, ci = result.get("metrics") or {}, result.get("ci") or {}
+    return [name for name in (info.error_metrics if info else ())
+            if metrics.get(name) is not None and not ci.get(name)]
+
+
+def with_every_interval(api: Api, result: dict[str, Any], poll: float = 0.5,
+                        attempts: int = 20) -> dict[str, Any]:
+    """The scored submission with the error classes' CIs: read again until the server has
+    them (a read shows them as soon as they are computed), for at most attempts polls."""
+    for _ in range(attempts):
+        if not pending_intervals(result):
+            return result
+        time.sleep(poll)
+        result = api.json("GET", f"/api/v1/submissions/{result['id']}")
+    return result
 
 
 def wait_for_scores(api: Api, result: dict[str, Any], poll: float = 2.0) -> dict[str, Any]:

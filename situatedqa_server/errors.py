@@ -26,26 +26,6 @@ CONTENT_SECURITY_POLICY = (
 )
 
 
-class ApiError(ServiceError):
-    """A view's own refusal (a missing token, an invalid form) with its status and code."""
-
-    def __init__(self, status: int, code: str, message: str,
-                 details: Any = None, headers: dict[str, str] | None = None) -> None:
-        super().__init__(message, details, headers=headers)
-        self._status = status
-        self._code = code
-
-    @property
-    def http_status(self) -> int:
-        """The status this refusal is answered with."""
-        return self._status
-
-    @property
-    def error_code(self) -> str:
-        """The refusal's code."""
-        return self._code
-
-
 #: What a page says, in the site's words, for the statuses a visitor meets, and where to go.
 PAGE_WORDS: dict[int, tuple[str, str]] = {
     400: ("That request could not be used", "Check what you sent and try again."),

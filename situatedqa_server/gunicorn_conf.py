@@ -8,9 +8,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
-bind = os.environ.get("SITUATEDQA_BIND", "127.0.0.1:8000")
+from .settings import declared
+
+bind = declared("SITUATEDQA_BIND").from_env(os.environ)
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
-threads = int(os.environ.get("SITUATEDQA_THREADS", "4"))
+threads = declared("SITUATEDQA_THREADS").from_env(os.environ)
 timeout = 120
 # Gunicorn answers a request line longer than limit_request_line itself, with an HTML 414.
 # Its cap is raised to the most it allows (8190) so that the app, whose own cap is lower

@@ -15,7 +15,7 @@ from flask import Flask, request
 
 from benchmark.limits import MAX_JSON_DEPTH, json_depth_exceeds
 
-from .errors import ApiError
+from .services.errors import InvalidJson, InvalidQuery, InvalidRequest, NotFound, UriTooLong
 
 #: C0 controls except tab, newline and carriage return, and DEL: never valid in text input.
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -97,21 +97,20 @@ def check_request() -> None:
     target = request.environ.get("RAW_URI") or request.environ.get("REQUEST_URI") or (
         request.full_path)
     if len(target) > MAX_URL_LENGTH:
-        raise ApiError(414, "uri_too_long",
-                       f"the URL is longer than the server's limit of {MAX_URL_LENGTH} characters")
+        raise UriTooLong(
+            f"the URL is longer than the server's limit of {MAX_URL_LENGTH} characters")
     if problem := control_problem(request.path):
         # No route has such a path: "not found", naming the reason.
-        raise ApiError(404, "not_found", f"no such page: the URL path {problem}")
+        raise NotFound(f"no such page: the URL path {problem}")
     if problems := _problems(request.args.lists()):
-        raise ApiError(400, "invalid_query", _message("query parameter", problems),
-                       {"fields": problems})
+        raise InvalidQuery(_message("query parameter", problems), {"fields": problems})
     problems = _problems(request.form.lists()) if request.form else {}
     problems.update(_problems((name, [f.filename for f in files])
                               for name, files in request.files.lists()))
     if request.is_json:
         problems.update(_json_problems(_json_body()))
     if problems:
-        raise ApiError(400, "invalid_request", _message("field", problems), {"fields": problems})
+        raise InvalidRequest(_message("field", problems), {"fields": problems})
 
 
 def _json_body() -> Any:
@@ -119,12 +118,12 @@ def _json_body() -> Any:
     limits.MAX_JSON_DEPTH, checked on the bytes before decoding: Python's decoder raises
     RecursionError on about 1,000 levels, which no view would catch."""
     if json_depth_exceeds(request.get_data(cache=True)):
-        raise ApiError(400, "invalid_json", f"the JSON body nests deeper than "
+        raise InvalidJson(f"the JSON body nests deeper than "
                        f"{MAX_JSON_DEPTH} levels; no request of this server needs that")
     try:
         return request.get_json(silent=True)
     except RecursionError:  # deep nesting the bracket count did not see: still refused
-        raise ApiError(400, "invalid_json", "the JSON body nests too deeply") from None
+        raise InvalidJson("the JSON body nests too deeply") from None
 
 
 def _message(kind: str, problems: dict[str, str]) -> str:

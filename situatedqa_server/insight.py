@@ -13,23 +13,21 @@ from flask import (
     request,
     url_for,
 )
-from sqlalchemy import select
 
 from benchmark import HIDDEN_SPLIT, TRACK_INFO
 
 from .converters import MAX_ID
-from .extensions import db
-from .models import GoldVersion, Score, Submission, Team, utcnow
+from .models import Score, Submission, utcnow
 from .services import (
     diagnostics,
     evaluation,
     exports,
-    gold_store,
     hub_results,
-    ladder,
     plots,
     ranking,
+    released,
     scoring,
+    versions,
     visibility,
 )
 from .services.leaderboards import (
@@ -55,13 +53,7 @@ def scored(submission_id: int) -> tuple[Submission, Score]:
 
     A submission whose scores the Ladder withheld has no plots, diagnostics or exports.
     """
-    submission = visibility.visible(submission_id, g.user)
-    if (withheld := ladder.message(submission)) is not None:
-        abort(404, f"submission {submission.id} is {withheld}")
-    score = scoring.score_for(submission)
-    if score is None:
-        abort(404, "this submission has no score against the active gold version")
-    return submission, score
+    return released.released_score(submission_id, g.user)
 
 
 def submission_plots(track: str) -> list[str]:
@@ -127,21 +119,12 @@ def board_plot(track: str, kind: str, fmt: str) -> Response:
     return image(board_spec(track, kind), fmt)
 
 
-class PickError(Exception):
-    """A compare parameter that names no submission the visitor may compare."""
-
-    def __init__(self, message: str, status: int) -> None:
-        """The message shown on the page and the HTTP status of the answer."""
-        super().__init__(message)
-        self.status = status
-
-
 @bp.get("/compare")
 def compare() -> tuple[str, int]:
     """Paired differences of two visible submissions; off test, predictions beside the gold."""
     (a, score_a), (b, score_b), problem = picked_pair()
     if problem is not None:
-        return compare_page(a, b, problem=str(problem)), problem.status
+        return compare_page(a, b, problem=problem.message), problem.http_status
     if a is None or b is None or score_a is None or score_b is None:
         return compare_page(a, b), 200
     try:
@@ -161,40 +144,18 @@ def compare() -> tuple[str, int]:
 Picked = tuple[Submission, Score] | tuple[None, None]
 
 
-def picked_pair() -> tuple[Picked, Picked, PickError | None]:
+def picked_pair() -> tuple[Picked, Picked, diagnostics.PickError | None]:
     """A and B from the query string; a bad one is left empty and explained."""
     pair: list[Picked] = []
     problem = None
     for name in ("a", "b"):
         try:
-            pair.append(picked_submission(name) or (None, None))
-        except PickError as exc:
+            pair.append(diagnostics.pick(name, request.args.get(name, ""), g.user, MAX_ID)
+                        or (None, None))
+        except diagnostics.PickError as exc:
             pair.append((None, None))
             problem = problem or exc
     return pair[0], pair[1], problem
-
-
-def picked_submission(name: str) -> tuple[Submission, Score] | None:
-    """The submission a compare parameter names (None when empty), with its active score."""
-    raw = request.args.get(name, "").strip()
-    if not raw:
-        return None
-    if not raw.isdigit() or int(raw) > MAX_ID:
-        raise PickError(f"{name.upper()}: {raw[:40]!r} is not a submission number; "
-                        "pick a submission from the list", 400)
-    try:
-        submission = visibility.visible(int(raw), g.user)
-    except visibility.NoSuchSubmission:
-        raise PickError(f"{name.upper()}: there is no submission {int(raw)} that you may see "
-                        "(it does not exist, was deleted, or is private to another team)",
-                        404) from None
-    if (withheld := ladder.message(submission)) is not None:
-        raise PickError(f"{name.upper()}: submission {submission.id} is {withheld}", 409)
-    score = scoring.score_for(submission)
-    if score is None:
-        raise PickError(f"{name.upper()}: submission {submission.id} has no score against the "
-                        "active gold version yet", 409)
-    return submission, score
 
 
 def compare_filters() -> dict[str, str]:
@@ -240,15 +201,7 @@ def compare_choices(a: Submission | None) -> list[dict[str, Any]]:
 
     With A chosen, only A's board (track and split); at most PICKER_LIMIT, best first.
     """
-    query = (select(Submission, Score.primary_metric, Team.name).join(Score).join(Team).where(
-        Score.gold_version_id == gold_store.active_version().id,
-        Submission.shown_submission_id.is_(None),  # the Ladder withheld the others' scores
-        visibility.seen_clause(g.user)))
-    if a is not None:
-        query = query.where(Submission.track == a.track, Submission.split == a.split)
-    rows = db.session.execute(query.order_by(
-        Submission.track, Submission.split, Score.primary_metric.desc().nulls_last(),
-        Submission.id).limit(PICKER_LIMIT)).all()
+    rows = diagnostics.compare_candidates(g.user, a, PICKER_LIMIT)
     return [{"id": s.id, "board": f"{s.track} / {s.split}",
              "text": f"#{s.id} {s.method_name[:70]} ({team[:30]})"
                      + (f" · {value:.1f}" if value is not None else "")
@@ -262,8 +215,8 @@ def submission_diagnostics(submission_id: int) -> str:
     submission, score = scored(submission_id)
     report = diagnostics.diagnose(submission, score)
     rows = report.examples
-    if request.args.get("only") == "other_context":
-        rows = [r for r in rows if r.get("other_context")]
+    if request.args.get("only") == "any_not_one":
+        rows = [r for r in rows if r.get("any_not_one")]
     page, examples = paginate(rows)
     return render_template("insight/diagnostics.html", submission=submission, score=score,
                            report=report, examples=examples, page=page, total=len(rows),
@@ -336,8 +289,7 @@ def significance_level() -> float:
 @bp.app_template_global()
 def groups_of(board: Board) -> dict[int, str]:
     """Rank-group labels of a leaderboard page's scored entries, by submission id."""
-    version_id = board.version_id or db.session.scalar(select(GoldVersion.id).where(
-        GoldVersion.name == board.version))
+    version_id = board.version_id or versions.version_id_named(board.version)
     ids = [e["id"] for e in board.entries if e["id"]]
     if version_id is None or not ids:
         return {}

@@ -55,9 +55,15 @@ def visible_columns(board: Board) -> list[str]:
     Columns left out are not rendered at all (not rendered hidden): a page of 50 rows with
     every optional column costs many times the cells.
     """
-    optional = {*TRACK_INFO[board.query.track].optional_metrics, *PROVENANCE_METRICS}
-    wanted = {*shown_columns(), board.query.sort}
-    return [c for c in board.columns if c not in optional or c in wanted]
+    return picked_columns(board.query.track, board.columns,
+                          {*shown_columns(), board.query.sort or ""})
+
+
+def picked_columns(track: str, columns: list[str], wanted: set[str]) -> list[str]:
+    """Of a board's columns, the paper's and the optional ones wanted (the lenient metrics,
+    the error figures, the horizon and the provenance figures are off by default)."""
+    optional = {*TRACK_INFO[track].optional_metrics, *PROVENANCE_METRICS}
+    return [c for c in columns if c not in optional or c in wanted]
 
 
 def optional_rules(track: str) -> dict[str, str]:
@@ -128,3 +134,10 @@ def export_csv(track: str) -> Response:
     """The leaderboard as CSV: the one file with every column, CI and rank group (the same
     as the insight section's download)."""
     return insight.export_csv(track)
+
+
+@bp.app_template_filter("counted")
+def counted(number: int, singular: str, plural: str) -> str:
+    """A count with its noun in the right number, thousands separated: '1 entry', '2,000
+    entries'."""
+    return f"{number:,} {singular if number == 1 else plural}"

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, abort, render_template
+from flask import Blueprint, render_template
 
 from benchmark import SPLITS, TRACK_INFO, TRACKS, metric_card
 from benchmark.equivalence import LENIENT_RULES
 from benchmark.tracks import ERROR_CLASS_LABELS, PROVENANCE_METRICS
 
 from .services import evaluation, gold_store
+from .services.errors import known_track
 from .services.gold_store import GoldUnavailable
 
 bp = Blueprint("metrics", __name__, url_prefix="/metrics")
@@ -39,9 +40,7 @@ def index() -> str:
 @bp.get("/<track>")
 def show(track: str) -> str:
     """A track's metrics: definitions, partition counts, the CI method, the paper's counts."""
-    if track not in TRACK_INFO:
-        abort(404, f"no track {track!r}")
-    info = TRACK_INFO[track]
+    info = TRACK_INFO[known_track(track)]
     metrics = [{"name": name, "label": info.label(name),
                 "definition": metric_card.definition(track, name),
                 "lenient": name not in info.metrics}

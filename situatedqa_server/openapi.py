@@ -24,9 +24,9 @@ from benchmark.tracks import PROVENANCE_METRICS
 
 from . import rules
 from .converters import MAX_ID
-from .errors import ApiError
 from .forms import YES_WORDS
 from .models import ModelType
+from .services.errors import InvalidQuery
 from .services.gold_store import GoldUnavailable
 from .services.leaderboards import MAX_PAGE, MAX_PER_PAGE, TEXT_COLUMNS, sortable_columns
 
@@ -647,8 +647,7 @@ def check_board_query(track: str, args: MultiDict[str, str]) -> None:
         elif values and (problem := value_problem(parameter["schema"], values[0])):
             problems[parameter["name"]] = problem
     if problems:
-        raise ApiError(400, "invalid_query", "some query parameters are invalid",
-                       {"fields": problems})
+        raise InvalidQuery("some query parameters are invalid", {"fields": problems})
 
 
 @bp.get(f"{API}/openapi.json")

@@ -115,6 +115,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("BOOTSTRAP_RESAMPLES", 2000, int,
             "Bootstrap resamples behind every 95% confidence interval.",
             "SITUATEDQA_BOOTSTRAP_RESAMPLES"),
+    Setting("RANK_GROUP_RESAMPLES", 1000, int,
+            "Resamples of the paired bootstrap test between neighbours on a board that "
+            "forms its rank groups (docs/insight.md); decisions are stored per count.",
+            "SITUATEDQA_RANK_GROUP_RESAMPLES"),
     Setting("TOKEN_LIFETIME_DAYS", 90, int,
             "Days until a new API token expires.", "SITUATEDQA_TOKEN_LIFETIME_DAYS"),
     Setting("SESSION_COOKIE_SECURE", True, _bool,
@@ -150,6 +154,46 @@ SETTINGS: tuple[Setting, ...] = (
             "benchmark dataset registered on the Hub gets its own leaderboard of them.",
             "SITUATEDQA_HF_DATASET_ID"),
 )
+
+
+#: Environment variables read outside the server's Flask config, each where its process starts:
+#: gunicorn (situatedqa_server/gunicorn_conf.py), the command-line client (client.py), the
+#: CLI's password prompt and the migration that moved files into the database (0005). They are
+#: declared here so that every `SITUATEDQA_` name has one home (a test checks); `name` is the
+#: environment name, as there is no Flask config key.
+PROCESS_SETTINGS: tuple[Setting, ...] = (
+    Setting("SITUATEDQA_BIND", "127.0.0.1:8000", str,
+            "Address gunicorn listens on (docs/server.md).", "SITUATEDQA_BIND"),
+    Setting("SITUATEDQA_THREADS", 4, int,
+            "Threads per gunicorn worker (docs/server.md).", "SITUATEDQA_THREADS"),
+    Setting("SITUATEDQA_URL", None, str,
+            "Server address the `situatedqa` client uses instead of the stored one "
+            "(docs/insight.md).", "SITUATEDQA_URL"),
+    Setting("SITUATEDQA_TOKEN", None, str,
+            "API token the `situatedqa` client uses instead of the stored one "
+            "(docs/insight.md).", "SITUATEDQA_TOKEN"),
+    Setting("SITUATEDQA_CONFIG_DIR", None, str,
+            "Folder of the `situatedqa` client's stored address and token "
+            "(docs/insight.md).", "SITUATEDQA_CONFIG_DIR"),
+    Setting("SITUATEDQA_PASSWORD", None, str,
+            "Password of `users create` when --password is not given (docs/server.md).",
+            "SITUATEDQA_PASSWORD"),
+    Setting("SITUATEDQA_SUBMISSIONS_DIR", None, str,
+            "The old upload folder that migration 0005 moves into the database "
+            "(docs/server.md).", "SITUATEDQA_SUBMISSIONS_DIR"),
+    Setting("SITUATEDQA_GOLD_DIR", None, str,
+            "The old gold folder that migration 0005 moves into the database "
+            "(docs/server.md).", "SITUATEDQA_GOLD_DIR"),
+)
+
+
+def declared(name: str) -> Setting:
+    """The declaration of a setting by its name (Flask config key, or for PROCESS_SETTINGS
+    its environment name): where code or a test needs a setting's default."""
+    for setting in SETTINGS + PROCESS_SETTINGS:
+        if setting.name == name:
+            return setting
+    raise KeyError(f"no setting {name!r} in situatedqa_server/settings.py")
 
 
 def settings_from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any]:

@@ -6,7 +6,6 @@ from typing import Any
 
 from flask import Blueprint, Response, abort, flash, g, redirect, render_template, request, url_for
 from flask_wtf import FlaskForm
-from sqlalchemy import select
 from werkzeug.wrappers import Response as BaseResponse
 from wtforms import SelectField, StringField, TextAreaField
 from wtforms.validators import DataRequired, Length
@@ -14,7 +13,7 @@ from wtforms.validators import DataRequired, Length
 from benchmark import SPLITS, TRACKS
 
 from .auth import admin_required
-from .extensions import db
+from .leaderboards import picked_columns
 from .models import Snapshot
 from .services import exports
 from .services import snapshots as service
@@ -33,7 +32,7 @@ class SnapshotForm(FlaskForm):
 
 def snapshot_or_404(slug: str) -> Snapshot:
     """A snapshot by its slug."""
-    snapshot = db.session.scalar(select(Snapshot).where(Snapshot.slug == slug))
+    snapshot = service.by_slug(slug)
     if snapshot is None:
         abort(404)
     return snapshot
@@ -42,13 +41,10 @@ def snapshot_or_404(slug: str) -> Snapshot:
 @bp.get("/")
 def index() -> str:
     """Every snapshot, newest first (optionally of one track); organizers get the form."""
-    query = select(Snapshot).order_by(Snapshot.created_at.desc(), Snapshot.id.desc())
     track = request.args.get("track")
-    if track in TRACKS:
-        query = query.where(Snapshot.track == track)
-    form = SnapshotForm(track=track if track in TRACKS else None)
-    return render_template("insight/snapshots/index.html", form=form,
-                           snapshots=db.session.scalars(query).all())
+    chosen = track if track in TRACKS else None
+    return render_template("insight/snapshots/index.html", form=SnapshotForm(track=chosen),
+                           snapshots=service.newest_first(chosen))
 
 
 @bp.post("/")
@@ -57,9 +53,8 @@ def create() -> BaseResponse | tuple[str, int]:
     """Freeze the current leaderboard of a track and split."""
     form = SnapshotForm()
     if not form.validate_on_submit():
-        snapshots = db.session.scalars(select(Snapshot).order_by(Snapshot.id.desc())).all()
         return render_template("insight/snapshots/index.html", form=form,
-                               snapshots=snapshots), 400
+                               snapshots=service.newest_first(None)), 400
     snapshot = service.freeze(form.track.data, form.split.data, form.title.data,
                               form.note.data or "", g.user)
     flash(f"snapshot {snapshot.slug} frozen", "info")
@@ -71,8 +66,13 @@ def show(slug: str) -> str:
     """A frozen leaderboard with its citation."""
     snapshot = snapshot_or_404(slug)
     url = url_for("snapshots.show", slug=slug, _external=True)
+    every = request.args.get("columns") == "all"
+    frozen: list[str] = snapshot.payload["columns"]
+    columns = frozen if every else picked_columns(snapshot.track, frozen, set())
     return render_template("insight/snapshots/show.html", snapshot=snapshot,
-                           payload=snapshot.payload, bibtex=service.bibtex(snapshot, url))
+                           payload=snapshot.payload, columns=columns, every=every,
+                           hidden=len(frozen) - len(columns),
+                           bibtex=service.bibtex(snapshot, url))
 
 
 @bp.get("/<slug>.json")

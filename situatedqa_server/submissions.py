@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from flask import Blueprint, abort, flash, g, redirect, render_template, request, url_for
-from sqlalchemy import select
 from werkzeug.wrappers import Response
 
 from benchmark import HIDDEN_SPLIT, SPLITS, TRACK_INFO
 from benchmark.tracks import PROVENANCE_METRICS
 
 from .auth import login_required
-from .extensions import config_limit, db, limiter
+from .extensions import config_limit, limiter
 from .forms import ActionForm, SubmissionForm
-from .models import Score, Submission
-from .services import error_figures, evaluation, gold_store, ladder, quotas, scoring, visibility
+from .services import (
+    error_figures,
+    evaluation,
+    ladder,
+    quotas,
+    scoring,
+    team_entries,
+    visibility,
+)
 from .services.duplicates import DuplicateSubmission
 
 bp = Blueprint("submissions", __name__, url_prefix="/submissions")
@@ -29,25 +34,9 @@ EXAMPLE_FILTERS = ("correct", "correct_any", "partition", "q", "page")
 @login_required
 def index() -> str:
     """The team's submissions, newest first."""
-    rows = db.session.scalars(
-        select(Submission).where(Submission.team_id == g.user.team_id,
-                                 Submission.deleted_at.is_(None))
-        .order_by(Submission.created_at.desc(), Submission.id.desc())).all()
-    return render_template("submissions/index.html", submissions=rows, scores=released(rows),
-                           tracks=TRACK_INFO)
-
-
-def released(rows: Sequence[Submission]) -> dict[int, float | None]:
-    """Each submission's released primary metric on the active gold (one query; under the
-    Ladder a withheld submission shows the score it is shown with)."""
-    if not rows:  # nothing uploaded yet (maybe no gold imported either)
-        return {}
-    shown = {s.id: scoring.shown_id(s) for s in rows}
-    version_id = gold_store.active_version().id
-    found = dict(db.session.execute(select(Score.submission_id, Score.primary_metric).where(
-        Score.gold_version_id == version_id,
-        Score.submission_id.in_(set(shown.values())))).all())
-    return {ident: found.get(target) for ident, target in shown.items()}
+    rows = team_entries.team_submissions(g.user.team_id)
+    return render_template("submissions/index.html", submissions=rows,
+                           scores=team_entries.released_primary(rows), tracks=TRACK_INFO)
 
 
 @bp.route("/new", methods=("GET", "POST"))
@@ -98,7 +87,7 @@ def detail(submission_id: int) -> str:
     return render_template("submissions/detail.html", submission=submission, score=score,
                            info=info, label=info.label, own=own, errors=errors,
                            optional=set(info.error_metrics) | set(info.horizon_metrics),
-                           provenance=PROVENANCE_METRICS,
+                           provenance=PROVENANCE_METRICS, harness=scoring.harness_shown(submission),
                            action=ActionForm(), withheld=ladder.message(submission))
 
 

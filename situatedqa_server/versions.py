@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
 from typing import Any
 
 from flask import (
@@ -19,7 +18,6 @@ from flask import (
 )
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField, FileRequired
-from sqlalchemy import func, select
 from werkzeug.wrappers import Response
 from wtforms import DateField, StringField
 from wtforms.validators import DataRequired, Length, Optional
@@ -30,8 +28,9 @@ from . import tasks
 from .auth import admin_required
 from .extensions import db
 from .forms import ActionForm
-from .models import GoldVersion, Score, Submission, Visibility
-from .services import gold_store, jobs, scoring, versions
+from .models import GoldVersion, Submission
+from .services import gold_store, jobs, scoring, version_ranks, versions
+from .services.errors import STALE_FORM, InvalidQuery, InvalidRequest, NotFound, known_track
 
 bp = Blueprint("versions", __name__)
 
@@ -72,7 +71,7 @@ def named_or_404(name: str | None, default: GoldVersion | None = None) -> GoldVe
         return default
     version = versions.version_named(name or "")
     if version is None:
-        abort(404, f"no published gold version named {name!r}")
+        raise NotFound(f"no published gold version named {name!r}")
     return version
 
 
@@ -87,10 +86,10 @@ def drift_params(track: str) -> tuple[str, str]:
 def board_params(track: str) -> tuple[str, str]:
     """Track and split of a history page (404 for an unknown track, 400 for a bad split)."""
     split = request.args.get("split", "test")
-    if track not in TRACK_INFO:
-        abort(404)
+    known_track(track)
     if split not in SPLITS:
-        abort(400, f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
+        raise InvalidQuery(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}",
+                           {"fields": {"split": f"choose one of {', '.join(SPLITS)}"}})
     return track, split
 
 
@@ -130,7 +129,7 @@ def rank_changes(track: str) -> str:
     older = published[-2] if len(published) > 1 and published[-1].id == active.id else active
     a = named_or_404(request.args.get("from"), older)
     b = named_or_404(request.args.get("to"), active)
-    changes = ranks_between(track, split, a, b)
+    changes = version_ranks.ranks_between(track, split, a, b)
     return render_template("versions/ranks.html", info=TRACK_INFO[track], split=split,
                            splits=SPLITS, a=a, b=b, changes=changes, versions=published)
 
@@ -139,7 +138,7 @@ def rank_changes(track: str) -> str:
 def drift(track: str) -> str:
     """The top entries' EM under every version, against each version's as-of date."""
     track, split = drift_params(track)
-    published, series = drift_series(track, split)
+    published, series = version_ranks.drift_series(track, split)
     return render_template("versions/drift.html", info=TRACK_INFO[track], split=split,
                            splits=SPLITS, versions=published, series=series)
 
@@ -148,7 +147,7 @@ def drift(track: str) -> str:
 def drift_svg(track: str) -> Response:
     """The drift plot as SVG."""
     track, split = drift_params(track)
-    published, series = drift_series(track, split)
+    published, series = version_ranks.drift_series(track, split)
     return current_app.response_class(
         draw_drift(TRACK_INFO[track].title, split, published, series), mimetype="image/svg+xml")
 
@@ -224,8 +223,8 @@ def confirm_activation(version_id: int) -> str:
     """The confirmation step before an activation: what changes and what gets rescored."""
     version = db.session.get(GoldVersion, version_id)
     if version is None:
-        abort(404, f"no gold version {version_id}")
-    total = db.session.scalar(select(func.count(Submission.id))) or 0
+        abort(404)
+    total = versions.submission_total()
     return render_template("versions/activate.html", version=version, total=total,
                            active=gold_store.active_version(), action=ActionForm(),
                            public=versions.public_changes(versions.stored_changes(version)))
@@ -236,8 +235,10 @@ def confirm_activation(version_id: int) -> str:
 def activate(version_id: int) -> Response:
     """Start rescoring into a version in the background; it switches when done."""
     version = db.session.get(GoldVersion, version_id)
-    if version is None or not ActionForm().validate_on_submit():
-        abort(404 if version is None else 400)
+    if version is None:
+        abort(404)
+    if not ActionForm().validate_on_submit():
+        raise InvalidRequest(STALE_FORM)
     try:
         job = jobs.start_activation(version, g.user)
     except jobs.JobError as exc:  # back to the versions page, saying why
@@ -256,76 +257,8 @@ def diff() -> str:
     names = {v.name: v for v in versions.all_versions()}
     a, b = names.get(request.args.get("a", "")), names.get(request.args.get("b", ""))
     if a is None or b is None:
-        abort(404, "choose two gold versions")
+        raise NotFound("choose two gold versions")
     public = versions.public_changes(versions.diff_versions(a, b))
     return render_template("versions/diff.html", a=a, b=b, public=public)
 
 
-# --- rank changes and drift: what the version pages show ------------------------------------
-
-
-def _ranked(version: GoldVersion, track: str, split: str) -> dict[int, tuple[int, float | None]]:
-    """Rank (as on the leaderboard: ties share a rank) and primary metric of public entries."""
-    rank = func.rank().over(order_by=Score.primary_metric.desc().nulls_last())
-    rows = db.session.execute(
-        select(Score.submission_id, rank, Score.primary_metric).join(Submission)
-        .where(Score.gold_version_id == version.id, Score.track == track, Score.split == split,
-               Submission.visibility == Visibility.PUBLIC.value, Submission.hidden.is_(False),
-               Submission.deleted_at.is_(None)))
-    return {submission_id: (int(position), metric) for submission_id, position, metric in rows}
-
-
-@dataclass(frozen=True)
-class RankChange:
-    """One entry's rank and primary metric under two versions."""
-
-    submission: Submission
-    rank_a: int | None
-    rank_b: int | None
-    metric_a: float | None
-    metric_b: float | None
-
-    @property
-    def moved(self) -> int:
-        """Places gained (positive) or lost (negative) from version a to b."""
-        if self.rank_a is None or self.rank_b is None:
-            return 0
-        return self.rank_a - self.rank_b
-
-    @property
-    def delta(self) -> float | None:
-        """Change of the primary metric, in points."""
-        if self.metric_a is None or self.metric_b is None:
-            return None
-        return self.metric_b - self.metric_a
-
-
-def ranks_between(track: str, split: str, a: GoldVersion, b: GoldVersion) -> list[RankChange]:
-    """Every public entry's rank under versions a and b, ordered by its rank under b."""
-    ranks_a, ranks_b = _ranked(a, track, split), _ranked(b, track, split)
-    ids = set(ranks_a) | set(ranks_b)
-    submissions = {s.id: s for s in db.session.scalars(
-        select(Submission).where(Submission.id.in_(ids)))}
-    changes = [RankChange(submissions[i], *_pair(ranks_a.get(i), ranks_b.get(i))) for i in ids]
-    return sorted(changes, key=lambda c: (c.rank_b is None, c.rank_b or 0, c.submission.id))
-
-
-def _pair(a: tuple[int, float | None] | None,
-          b: tuple[int, float | None] | None) -> tuple[int | None, int | None,
-                                                     float | None, float | None]:
-    """(rank a, rank b, metric a, metric b) with None where an entry is unranked."""
-    return (a[0] if a else None, b[0] if b else None, a[1] if a else None, b[1] if b else None)
-
-
-def drift_series(track: str, split: str, limit: int = 10) -> tuple[
-        list[GoldVersion], list[tuple[Submission, list[float | None]]]]:
-    """EM of the top public entries (by the active version) under every published version."""
-    published = versions.published_versions()
-    active = gold_store.active_version()
-    top = sorted(_ranked(active, track, split).items(), key=lambda item: item[1][0])[:limit]
-    per_version = {v.id: _ranked(v, track, split) for v in published}
-    submissions = {s.id: s for s in db.session.scalars(
-        select(Submission).where(Submission.id.in_([i for i, _ in top])))}
-    series = [(submissions[i], [per_version[v.id].get(i, (0, None))[1] for v in published])
-              for i, _ in top]
-    return published, series

@@ -24,6 +24,7 @@ from typing import Any
 from ..example import Example
 from ..gold import GoldSet, GoldSplit
 from ..harness_files import response_value
+from ..public_paths import public_text
 from ..release import import_release, resolve_release_dir
 from ..scoring import ScoreResult
 from ..tracks import TRACKS, track_info
@@ -71,7 +72,7 @@ def load(track: str, **options: Any) -> Any:
     import datasets
 
     split = str(options.get("split") or "dev")
-    model = options.get("pretrained") or options.get("model")
+    model = model_marker(options)
     gold_set = _release(options.get("data"))
     if options.get("inputs"):
         examples, with_gold = blank_examples(Path(options["inputs"]), track), False
@@ -80,12 +81,27 @@ def load(track: str, **options: Any) -> Any:
         _LOADED[(track, split)] = gold
         examples, with_gold = list(gold.examples), True
     harness = harness_version()
-    rows = [document(e, track, split, harness=harness, model=str(model) if model else None,
-                     with_gold=with_gold) for e in examples]
+    rows = [document(e, track, split, harness=harness, model=model, with_gold=with_gold)
+            for e in examples]
     train = [document(e, track, "train", harness=harness)
              for e in gold_set.get(track, "train").examples]
     return datasets.DatasetDict({"eval": datasets.Dataset.from_list(rows),
                                  "train": datasets.Dataset.from_list(train)})
+
+
+def model_marker(options: Mapping[str, Any]) -> str | None:
+    """The model as the documents name it: the `model_name` option where given (the
+    baseline runner's name, package, file and hash), else lm-eval's `pretrained` (or
+    `model`) and `gguf_file` model arguments. A path becomes its last component: samples
+    files are uploaded and shown, and the folder is only the uploader's machine's."""
+    if options.get("model_name"):
+        return public_text(str(options["model_name"]))
+    model = options.get("pretrained") or options.get("model")
+    if not model:
+        return None
+    name = public_text(str(model))
+    gguf = options.get("gguf_file")
+    return f"{name} ({public_text(str(gguf))})" if gguf else name
 
 
 def first_line_filter(responses: Iterable[Sequence[str]], docs: Any) -> list[list[str]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from collections.abc import Sequence
 from datetime import timedelta
 
 from argon2 import PasswordHasher
@@ -16,7 +17,7 @@ from sqlalchemy.orm import joinedload
 from ..extensions import db
 from ..inputs import clean_name, name_problem
 from ..models import ApiToken, Team, User, utcnow
-from .errors import ServiceError
+from .errors import NotFound, ServiceError
 
 MIN_PASSWORD_LENGTH = 15  # NIST SP 800-63B-4 for passwords used without a second factor
 MAX_PASSWORD_LENGTH = 256
@@ -165,6 +166,24 @@ def user_for_token(raw: str) -> User:
     if token.expires_at <= utcnow():
         raise TokenError("token_expired", "this API token has expired")
     return token.user
+
+
+def tokens_of(user: User) -> Sequence[ApiToken]:
+    """A user's API tokens, newest first (revoked and expired ones too)."""
+    return db.session.scalars(select(ApiToken).where(ApiToken.user_id == user.id)
+                              .order_by(ApiToken.created_at.desc(), ApiToken.id.desc())).all()
+
+
+class NoSuchUser(NotFound):
+    """A request named an account that does not exist."""
+
+
+def user_named(username: str) -> User:
+    """The account with this username; NoSuchUser otherwise."""
+    user = db.session.scalar(select(User).where(User.username == username))
+    if user is None:
+        raise NoSuchUser(f"no user named {username!r}")
+    return user
 
 
 def revoke_token(token: ApiToken) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from sqlalchemy import insert
+from collections.abc import Sequence
+
+from sqlalchemy import insert, select
 
 from ..extensions import db
 from ..models import AuditLog, Submission, User
@@ -39,3 +41,9 @@ def add_now(action: str, submission_id: int, actor: User) -> None:
     db.session.execute(_INSERT, {"actor_id": actor.id, "actor": actor.username,
                                  "action": action, "target_type": "submission",
                                  "target_id": submission_id})
+
+
+def recent(page: int, page_size: int) -> Sequence[AuditLog]:
+    """One page of the audit log, newest first."""
+    return db.session.scalars(select(AuditLog).order_by(AuditLog.id.desc())
+                              .limit(page_size).offset((page - 1) * page_size)).all()

@@ -42,6 +42,7 @@ from benchmark import (
     ValidationError,
 )
 from benchmark.incremental import encode_predictions
+from benchmark.public_paths import public_value
 
 from ..extensions import db
 from ..models import (
@@ -55,10 +56,9 @@ from ..models import (
     Visibility,
     utcnow,
 )
-from . import audit, blobs, evaluation, gold_store, quotas, versions
+from . import audit, blobs, duplicates, evaluation, gold_store, quotas, versions
 from .errors import ServiceError
 
-PAPER_URL = "https://arxiv.org/abs/2109.06157"
 #: The reference submissions: the quick runners' outputs, committed compressed with sidecars.
 REFERENCE_DIR = Path(__file__).resolve().parents[2] / "submissions" / "reference"
 #: What a regeneration job started from the admin pages does ("files": an uploaded run).
@@ -174,11 +174,14 @@ class BaselineFile:
 
     @property
     def record(self) -> dict[str, Any]:
-        """What the entry records: settings, seed, fingerprints, code version, training."""
-        return {"setting": self.meta.get("setting"), "settings": self.meta.get("settings", {}),
-                "seed": self.meta.get("seed"), "fingerprints": self.meta.get("fingerprints", {}),
-                "code_version": self.meta.get("code_version"),
-                "training": self.meta.get("training")}
+        """What the entry records: settings, seed, fingerprints, code version, training; a
+        path an older runner's sidecar holds is kept by its last component (it is shown)."""
+        recorded: dict[str, Any] = public_value({
+            "setting": self.meta.get("setting"), "settings": self.meta.get("settings", {}),
+            "seed": self.meta.get("seed"), "fingerprints": self.meta.get("fingerprints", {}),
+            "code_version": self.meta.get("code_version"),
+            "training": self.meta.get("training")})
+        return recorded
 
 
 def run_identity(record: dict[str, Any]) -> dict[str, Any]:
@@ -423,7 +426,8 @@ class ReportedSync:
 def _reported_fields(row: ReportedRow) -> dict[str, Any]:
     return {"method_name": row.method_name, "model_type": row.model_type,
             "fine_tuned": row.fine_tuned, "metrics": row.metrics,
-            "primary_metric": row.primary_metric, "paper_url": PAPER_URL}
+            "primary_metric": row.primary_metric,
+            "paper_url": runner_registry.SITUATEDQA_PAPER_URL}
 
 
 def sync_reported(rows: Sequence[ReportedRow]) -> ReportedSync:
@@ -566,12 +570,14 @@ def new_submission(scored: ScoredFile, owner: User, hidden_from: Submission | No
         user_id=owner.id, team_id=owner.team_id, track=file.key.track, split=file.key.split,
         file_sha256=file.sha256, filename=file.key.filename, format=scored.predictions.format,
         method_name=method_name(file), description=description(file),
-        paper_url=PAPER_URL, model_type=info.model_type, fine_tuned=is_fine_tuned(file),
+        paper_url=info.paper_url, model_type=info.model_type, fine_tuned=is_fine_tuned(file),
         visibility=Visibility.PUBLIC.value, published_at=now, created_at=now,
         hidden=bool(hidden_from and hidden_from.hidden),
         hidden_reason=hidden_from.hidden_reason if hidden_from else None,
         is_baseline=True, baseline_runner=file.key.runner,
         baseline_settings=entry_record(file, confirmed_by),
+        # A researcher's upload of the same predictions is then marked as its duplicate.
+        predictions_sha256=duplicates.digest(scored.predictions),
         predictions=encode_predictions(scored.predictions, scored.inputs))
 
 
@@ -604,6 +610,14 @@ def replace_entry(scored: ScoredFile, owner: User, targets: Sequence[GoldVersion
     if is_unchanged(current, scored.file):
         entry = current[0]
         _add_scores(entry, scored, targets, {s.gold_version_id for s in entry.scores})
+        # Same file and settings, yet the sidecar may record them anew (fingerprints by
+        # file name, where older sidecars kept the path they were read from): kept in step.
+        earlier = (entry.baseline_settings or {}).get("confirmed_by")
+        record = entry_record(scored.file, earlier or confirmed_by)
+        if entry.baseline_settings != record:
+            entry.baseline_settings = record
+        entry.paper_url = RUNNERS[key.runner].paper_url  # what describes the method
+        entry.predictions_sha256 = duplicates.digest(scored.predictions)
         return EntryChange(key, "kept", entry.id)
     submission = new_submission(scored, owner, current[-1] if current else None, confirmed_by)
     removed = _remove(current)

@@ -43,7 +43,7 @@ from ..models import (
     utcnow,
 )
 from . import audit, gold_store, jobs, proposed_gold
-from .errors import ServiceError
+from .errors import ServiceError, UnknownTrack
 
 MAX_TASKS = 2000
 DATE_PATTERN = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
@@ -56,12 +56,6 @@ class CampaignError(ServiceError):
 
     status = 400
     code = "invalid_campaign"
-
-
-class UnknownTrack(CampaignError):
-    """A campaign over a track the benchmark does not have."""
-
-    code = "unknown_track"
 
 
 class AnnotationError(ServiceError):

@@ -10,17 +10,85 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from sqlalchemy import select
 
 from benchmark import HIDDEN_SPLIT, GoldSplit, compare
 from benchmark.error_classes import compare_errors
 from benchmark.metrics import FN, FP, TN, TP
 from benchmark.scoring import CORRECT, CORRECT_ANY
 
-from ..models import Score, Submission
-from . import versions
+from ..extensions import db
+from ..models import Score, Submission, Team, User
+from . import gold_store, ladder, scoring, versions, visibility
 from .errors import ServiceError
 
 CONFUSION = {TP: "TP", FP: "FP", FN: "FN", TN: "TN"}
+
+
+class PickError(ServiceError):
+    """A compare parameter (A or B) that names no submission the visitor may compare."""
+
+    code = "invalid_pick"
+
+
+class BadPick(PickError):
+    """A compare parameter that is not a submission number."""
+
+
+class UnseenPick(PickError):
+    """A compare parameter naming no submission the visitor may see."""
+
+    status = 404
+    code = "not_found"
+
+
+class UnscoredPick(PickError):
+    """A compare parameter naming a submission with no released score to compare."""
+
+    status = 409
+    code = "not_scored"
+
+
+def pick(name: str, raw: str, user: User | None,
+         max_id: int) -> tuple[Submission, Score] | None:
+    """The submission a compare parameter names (None when empty), with its active score;
+    a PickError naming the parameter otherwise."""
+    raw = raw.strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or int(raw) > max_id:
+        raise BadPick(f"{name.upper()}: {raw[:40]!r} is not a submission number; "
+                      "pick a submission from the list")
+    try:
+        submission = visibility.visible(int(raw), user)
+    except visibility.NoSuchSubmission:
+        raise UnseenPick(f"{name.upper()}: there is no submission {int(raw)} that you may see "
+                         "(it does not exist, was deleted, or is private to another team)"
+                         ) from None
+    if (withheld := ladder.message(submission)) is not None:
+        raise UnscoredPick(f"{name.upper()}: submission {submission.id} is {withheld}")
+    score = scoring.score_for(submission)
+    if score is None:
+        raise UnscoredPick(f"{name.upper()}: submission {submission.id} has no score against "
+                           "the active gold version yet")
+    return submission, score
+
+
+def compare_candidates(user: User | None, a: Submission | None,
+                       limit: int) -> list[tuple[Submission, float | None, str]]:
+    """What the compare picker offers: the user's team's and the public submissions with a
+    released score on the active gold (on A's board when A is chosen), best first per board,
+    at most `limit`; each with its primary metric and team name."""
+    query = (select(Submission, Score.primary_metric, Team.name).join(Score).join(Team).where(
+        Score.gold_version_id == gold_store.active_version().id,
+        Submission.shown_submission_id.is_(None),  # the Ladder withheld the others' scores
+        visibility.seen_clause(user)))
+    if a is not None:
+        query = query.where(Submission.track == a.track, Submission.split == a.split)
+    rows = db.session.execute(query.order_by(
+        Submission.track, Submission.split, Score.primary_metric.desc().nulls_last(),
+        Submission.id).limit(limit)).all()
+    return [(s, value, team) for s, value, team in rows]
 
 
 class NotComparable(ServiceError):
@@ -109,14 +177,16 @@ def example_inputs(gold: GoldSplit, position: int) -> dict[str, Any]:
 
 
 def _qa_summary(name: str, outcomes: np.ndarray) -> dict[str, Any]:
-    """EM and the other-context rate (paper Table 6) of a group of examples."""
+    """EM and Any - One (paper Table 6: EM against every annotated context's answers minus EM
+    against this context's) of a group of examples: the share right for another context
+    only."""
     n = int(outcomes.size)
     right = (outcomes & CORRECT) > 0
     other = ((outcomes & CORRECT_ANY) > 0) & ~right
     return {"group": name, "n": n,
             "em": 100.0 * right.mean() if n else None,
-            "other_context": 100.0 * other.mean() if n else None,
-            "other_context_count": int(other.sum())}
+            "any_not_one": 100.0 * other.mean() if n else None,
+            "any_not_one_count": int(other.sum())}
 
 
 def _id_summary(name: str, outcomes: np.ndarray) -> dict[str, Any]:
@@ -157,5 +227,5 @@ def _example_row(gold: GoldSplit, position: int, code: int) -> dict[str, Any]:
     else:
         right, any_context = bool(code & CORRECT), bool(code & CORRECT_ANY)
         row.update(correct=right, correct_any=any_context,
-                   other_context=any_context and not right)
+                   any_not_one=any_context and not right)
     return row

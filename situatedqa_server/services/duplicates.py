@@ -24,6 +24,9 @@ from ..models import Submission
 from .errors import ServiceError
 
 AUTOMATIC_FLAG = "automatic: the same predictions as an earlier submission of another team"
+#: The flag of an upload whose predictions are a baseline entry's (a committed reference
+#: file uploaded again): it is that baseline, not a new system.
+BASELINE_FLAG = "automatic: the same predictions as the baseline entry #{id}"
 
 
 class DuplicateSubmission(ServiceError):
@@ -100,4 +103,7 @@ def mark(submission: Submission, sha256: str, found: Earlier) -> None:
     submission.predictions_sha256 = sha256
     if found.other_team is not None:
         submission.duplicate_of_id = found.other_team
-        submission.flag_reason = AUTOMATIC_FLAG
+        earlier_entry = db.session.get(Submission, found.other_team)
+        submission.flag_reason = (BASELINE_FLAG.format(id=found.other_team)
+                                  if earlier_entry is not None and earlier_entry.is_baseline
+                                  else AUTOMATIC_FLAG)

@@ -40,6 +40,13 @@ class ClassFigures:
     rate_ci: list[float] | None
     share: float | None
     share_ci: list[float] | None
+    #: The class this one is a part of (US default of wrong place), else None: the table
+    #: indents it, and the rows without a parent sum to the partition's errors.
+    part_of: str | None = None
+
+
+#: Each sub-class's parent class (the inverse of SUBCLASSES).
+PARENT_OF = {child: parent for parent, children in SUBCLASSES.items() for child in children}
 
 
 @dataclass(frozen=True)
@@ -68,7 +75,7 @@ def breakdown(track: str, metrics: dict[str, Any], ci: dict[str, Any],
                                 metrics.get(f"{name}_rate{suffix}"),
                                 ci.get(f"{name}_rate{suffix}"),
                                 metrics.get(f"{name}_share{suffix}"),
-                                ci.get(f"{name}_share{suffix}"))
+                                ci.get(f"{name}_share{suffix}"), PARENT_OF.get(name))
                    for name in info.errors.classes]
         wrong = int(counts.get(f"{info.errors.classes[0]}_share{suffix}") or 0)
         rows.append(PartitionErrors(info.label(f"em{suffix}") if suffix else "All", n, wrong,

@@ -54,7 +54,7 @@ from benchmark.horizon import Horizon
 from benchmark.incremental import encode_f1, split_digest
 from benchmark.provenance import provenance_values
 from benchmark.scoring import error_values
-from benchmark.tracks import HORIZON, UNRELEASED
+from benchmark.tracks import GAP, HORIZON, UNRELEASED
 from benchmark.versions import realign
 
 from ..extensions import after_response, db, prebuilt, upsert_insert
@@ -494,7 +494,8 @@ def _with_provenance(version: GoldVersion, gold: GoldSet, evaluated: Evaluated,
         evaluated.results[i] = replace(
             result, metrics={**result.metrics, **{k: v.value for k, v in figures.items()}},
             ci={**result.ci, **{k: v.ci for k, v in figures.items()}},
-            counts={**result.counts, **{k: v.count for k, v in figures.items()}})
+            counts={**result.counts,
+                    **{k: v.count for k, v in figures.items() if k != GAP}})
 
 
 def _score_predicted(source: Predicted, gold: GoldSet, chosen: Settings) -> ScoreResult:

@@ -25,8 +25,7 @@ from benchmark.metrics import CONFIDENCE
 
 from ..extensions import db
 from ..models import GoldVersion, Score, Submission, User
-from . import ladder, scoring, visibility
-from .errors import ServiceError
+from . import released, scoring
 from .exports import DATASET_NAME, metric_type, rounded
 from .leaderboards import iso
 
@@ -36,14 +35,6 @@ SOURCE_NAME = "SituatedQA evaluation server"
 CI_METHOD = "percentile bootstrap over the examples"
 #: Where the release's data come from (gold/manifest.json pins its commit).
 RELEASE_URL = "https://github.com/mikejqzhang/SituatedQA"
-
-
-class NotExportable(ServiceError):
-    """A visible submission with no scores to export: withheld by the Ladder, or unscored
-    against the active gold version."""
-
-    status = 404
-    code = "not_found"
 
 
 @dataclass(frozen=True)
@@ -60,22 +51,9 @@ class ScoredRun:
     resamples: int
 
 
-def exportable(submission_id: int, user: User | None) -> tuple[Submission, Score]:
-    """A submission the user may see and its score on the active gold; NoSuchSubmission or
-    NotExportable otherwise. A submission whose scores the Ladder withheld exports none."""
-    submission = visibility.visible(submission_id, user)
-    if (withheld := ladder.message(submission)) is not None:
-        raise NotExportable(f"submission {submission.id} is {withheld}")
-    score = scoring.score_for(submission)
-    if score is None:
-        raise NotExportable(f"submission {submission.id} has no score against the active "
-                            "gold version")
-    return submission, score
-
-
 def run_for(submission_id: int, user: User | None) -> ScoredRun:
-    """The export inputs of a submission the user may see (see `exportable`)."""
-    submission, score = exportable(submission_id, user)
+    """The export inputs of a submission whose score is released to the user."""
+    submission, score = released.released_score(submission_id, user)
     return ScoredRun(
         submission, score, gold_version_name(score),
         url=url_for("submissions.detail", submission_id=submission.id, _external=True),
@@ -119,6 +97,13 @@ def partition_text(track: str, metric: str) -> str:
     return "every example of the split"
 
 
+def examples_of(score: Score, metric: str) -> int:
+    """How many examples a metric's value is over: its partition's size (counts), the
+    split's for a metric over every example."""
+    counted = (score.counts or {}).get(metric)
+    return int(counted) if isinstance(counted, int) else int(score.n or 0)
+
+
 def ci_of(score: Score, metric: str) -> tuple[float, float] | None:
     """A metric's 95% CI bounds, when the score has them."""
     bounds = (score.ci or {}).get(metric)
@@ -135,7 +120,8 @@ def notes_of(run: ScoredRun, metric: str) -> str:
     interval = (f"95% CI {ci[0]:.2f}-{ci[1]:.2f} ({CI_METHOD}, {run.resamples:,} resamples)"
                 if ci else "no CI")
     return (f"{info.label(metric)} on {DATASET_NAME} {score.track} {score.split}, "
-            f"{partition_text(score.track, metric)}; n = {score.n:,}; {interval}; "
+            f"{partition_text(score.track, metric)}; n = {examples_of(score, metric):,}; "
+            f"{interval}; "
             f"gold version {run.gold_version}")
 
 
@@ -164,14 +150,14 @@ def uncertainty(run: ScoredRun, metric: str) -> dict[str, Any]:
     interval = ({"confidence_interval": {"lower": ci[0], "upper": ci[1],
                                          "confidence_level": CONFIDENCE, "method": CI_METHOD},
                  "num_bootstrap_samples": run.resamples} if ci else {})
-    return {**interval, "num_samples": run.score.n}
+    return {**interval, "num_samples": examples_of(run.score, metric)}
 
 
 def every_eval_ever(run: ScoredRun, retrieved: datetime) -> dict[str, Any]:
     """An Every Eval Ever record of a score (schema 0.3.0)."""
     submission, score = run.submission, run.score
     info = TRACK_INFO[score.track]
-    model = str((submission.harness or {}).get("model") or submission.method_name)
+    model = str((scoring.harness_shown(submission) or {}).get("model") or submission.method_name)
     retrieved_at = str(int(retrieved.timestamp()))
     board = f"situatedqa_{task_id(score.track, score.split, '')}".rstrip("_")
     results = [{

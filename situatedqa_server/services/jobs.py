@@ -435,3 +435,8 @@ def run_inline(job_id: int, progress: Callable[[int, int], None] | None = None) 
             progress(done, total)
     finish(job_id)
     return db.session.get_one(Job, job_id)
+
+
+def recent_jobs(limit: int) -> Sequence[Job]:
+    """The latest jobs, newest first (the organizers' jobs page)."""
+    return db.session.scalars(select(Job).order_by(Job.id.desc()).limit(limit)).all()

@@ -21,9 +21,9 @@ from benchmark.scoring import source_slug
 from benchmark.tracks import PROVENANCE_METRICS
 
 from ..extensions import db
-from ..models import GoldVersion, ModelType, ReportedEntry, Score, Submission, Team, Visibility
-from . import board_cache, gold_store, versions
-from .errors import ServiceError
+from ..models import GoldVersion, ModelType, ReportedEntry, Score, Submission, Team
+from . import board, board_cache, gold_store, versions
+from .errors import ServiceError, UnknownTrack
 
 MAX_PER_PAGE = 1000
 #: The last page number accepted: a larger one would overflow the database's OFFSET.
@@ -178,9 +178,7 @@ def _rows(q: BoardQuery, version_id: int,
     _sort_expressions), also each entry's primary-metric rank and sort key."""
     columns = (Submission.id.label("id"), Submission.is_baseline.label("baseline"),
                Submission.model_type.label("model"), Submission.fine_tuned.label("fine_tuned"))
-    visible = (Score.gold_version_id == version_id, Score.track == q.track,
-               Score.split == q.split, Submission.visibility == Visibility.PUBLIC.value,
-               Submission.hidden.is_(False), Submission.deleted_at.is_(None))
+    visible = board.entries_where(q.track, q.split, version_id)
     submissions: Select[*tuple[Any, ...]]
     if sort is None:
         submissions = (select(literal("submission").label("kind"), *columns)
@@ -197,7 +195,7 @@ def _rows(q: BoardQuery, version_id: int,
         submissions = select(
             literal("submission").label("kind"), keyed.c.id, keyed.c.baseline, keyed.c.model,
             keyed.c.fine_tuned,
-            func.rank().over(order_by=keyed.c.primary.desc().nulls_last()).label("rank"),
+            board.rank_window(keyed.c.primary).label("rank"),
             keyed.c.sort_value)
     reported = (
         select(literal("reported"), ReportedEntry.id, false(), ReportedEntry.model_type,
@@ -346,13 +344,6 @@ class BadBoardQuery(ServiceError):
 
     status = 400
     code = "invalid_query"
-
-
-class UnknownTrack(BadBoardQuery):
-    """A leaderboard request named a track that does not exist."""
-
-    status = 404
-    code = "not_found"
 
 
 class UnknownVersion(BadBoardQuery):

@@ -15,7 +15,6 @@ import hashlib
 import io
 import json
 import os
-import re
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,11 +30,12 @@ from benchmark import TRACK_INFO, GoldSplit
 from benchmark.equivalence import lenient_family
 from benchmark.metrics import accuracy_from_binary, metric_from_codes
 from benchmark.scoring import CORRECT
+from benchmark.situations import date_span
 from benchmark.tracks import GAP, RELEASED, UNRELEASED
 
 from ..extensions import db
-from ..models import Score, Submission, Visibility
-from . import ranking
+from ..models import Score, Submission
+from . import board, ranking
 from .leaderboards import BoardFilter
 
 if TYPE_CHECKING:
@@ -59,7 +59,6 @@ MAX_CACHED = 2000
 NO_FILTER = BoardFilter()
 #: Location groups of the geo track, in the order of paper Table 7.
 GEO_GROUPS = ("em_us", "em_india", "em_other_common", "em_rare")
-YEAR = re.compile(r"^(\d{4})")
 
 
 @dataclass
@@ -291,9 +290,12 @@ class YearBin:
 
 
 def context_years(gold: GoldSplit) -> np.ndarray:
-    """The year of each example's context date (-1 where it has none)."""
-    return np.array([int(m.group(1)) if (m := YEAR.match(e.context.get("date", ""))) else -1
-                     for e in gold.examples], dtype=np.int64)
+    """The year each example's context date starts in, read as the error classes read it
+    (benchmark.situations.date_span: "2019", "March 30, 2021"); -1 where it has none or
+    cannot be read."""
+    spans = (date_span(e.context.get("date", "")) for e in gold.examples)
+    return np.array([date.fromordinal(span[0]).year if span else -1 for span in spans],
+                    dtype=np.int64)
 
 
 def year_buckets(gold: GoldSplit, min_size: int = MIN_TEST_BUCKET) -> list[YearBin]:
@@ -334,8 +336,9 @@ def years_plot(submission: Submission, score: Score, gold: GoldSplit) -> PlotSpe
     return PlotSpec(
         "years", f"{submission.method_name}: EM by year of the context",
         f"Line chart of EM by the year of the question's date, in {len(bars)} bins of at "
-        f"least {MIN_TEST_BUCKET} examples (decades before {DECADES_BEFORE}); {undated} "
-        "examples without a date are left out.",
+        f"least {MIN_TEST_BUCKET} examples (decades before {DECADES_BEFORE})"
+        + (f"; {undated} examples whose date cannot be read are left out." if undated
+           else "; every example of the split is counted."),
         [score.id, score.scored_at, submission.method_name, MIN_TEST_BUCKET, DECADES_BEFORE],
         draw_years(bars, [b.center for b in bins]),
         table=[["years of the context", "EM (%)", "95% CI", "n"], *table_rows(bars)])
@@ -366,9 +369,7 @@ def visible_scores(track: str, split: str, version_id: int,
     """A query of the published, unhidden, live entries of a board that the filters keep,
     and their scores."""
     return (select(Submission, Score).join(Score, Score.submission_id == Submission.id)
-            .where(Score.gold_version_id == version_id, Score.track == track,
-                   Score.split == split, Submission.visibility == Visibility.PUBLIC.value,
-                   Submission.hidden.is_(False), Submission.deleted_at.is_(None),
+            .where(*board.entries_where(track, split, version_id),
                    *filters.submission_where()))
 
 
@@ -387,7 +388,7 @@ def top_plot(track: str, split: str, version_id: int, top: int,
 def _top_plot(generation: tuple[Any, ...], top: int, filters: BoardFilter) -> PlotSpec:
     """The top-N plot of one board generation (read once per worker, as _sota_plot)."""
     _, track, split, version_id = generation[:4]
-    order = (Score.primary_metric.desc().nulls_last(), Submission.id)
+    order = (board.ranking_order(), Submission.id)
     # The top ids first, sorted as narrow rows; then only their objects are read (a sort of
     # whole rows carries every entry's columns through it).
     top_ids = (visible_scores(track, split, version_id, filters)
@@ -457,9 +458,7 @@ def _sota_plot(generation: tuple[Any, ...], filters: BoardFilter) -> PlotSpec:
                func.max(Score.primary_metric).over(order_by=order, rows=(None, -1))
                .label("best_before"))
         .join(Score, Score.submission_id == Submission.id)
-        .where(*ranking.board_where(track, split, version_id),
-               Submission.visibility == Visibility.PUBLIC.value,
-               Submission.hidden.is_(False), Submission.deleted_at.is_(None),
+        .where(*board.entries_where(track, split, version_id),
                Score.primary_metric.is_not(None), *filters.submission_where())
         .subquery())
     rows = db.session.execute(

@@ -28,18 +28,16 @@ import numpy as np
 from flask import current_app
 from sqlalchemy import Select, case, func, or_, select
 
-from benchmark import TRACK_INFO
-from benchmark.metrics import DEFAULT_SEED, accuracy_from_binary, id_f1, paired_difference
-from benchmark.scoring import CORRECT
+from benchmark.metrics import DEFAULT_SEED
+from benchmark.paired import compare_primary
 
 from ..extensions import after_response, db, upsert_insert
-from ..models import RankPair, Score, Submission, Visibility
-from . import board_cache
+from ..models import RankPair, Score, Submission
+from . import board, board_cache
 
 #: Significance level of the paired bootstrap tests: rank groups (two-sided), the compare
 #: page's separated metrics, and the Ladder's "significantly better" (one-sided, p < ALPHA).
 ALPHA = 0.05
-DEFAULT_RESAMPLES = 1000
 #: How far the walk may go beyond the page in either direction before it stops looking.
 MAX_WALK = 200
 #: Outcomes are read for this many neighbours on either side at once.
@@ -61,35 +59,20 @@ class Ranked:
     rank: int
 
 
-def primary_codes(track: str, outcomes: np.ndarray) -> tuple[np.ndarray, int]:
-    """The per-example categories the primary metric is computed from, and their count."""
-    if TRACK_INFO[track].primary == "f1":
-        return outcomes.astype(np.int64), 4
-    return (outcomes.astype(np.int64) & CORRECT), 2
-
-
 def paired_p_value(track: str, outcomes_a: bytes, outcomes_b: bytes, resamples: int) -> float:
-    """Two-sided p-value of the primary-metric difference of two outcome arrays."""
-    codes_a, categories = primary_codes(track, np.frombuffer(outcomes_a, dtype=np.uint8))
-    codes_b, _ = primary_codes(track, np.frombuffer(outcomes_b, dtype=np.uint8))
+    """Two-sided p-value of the primary-metric difference of two stored outcome arrays:
+    benchmark.compare's paired test of the primary metric (compare_primary)."""
+    codes_a = np.frombuffer(outcomes_a, dtype=np.uint8).astype(np.int64)
+    codes_b = np.frombuffer(outcomes_b, dtype=np.uint8).astype(np.int64)
     if codes_a.shape != codes_b.shape:
         return 0.0  # scored against different gold: never grouped
-    primary = TRACK_INFO[track].primary
-    statistic = id_f1 if primary == "f1" else accuracy_from_binary
-    # The same name and seed as benchmark.compare, so both report the same p-value.
-    result = paired_difference(codes_a, codes_b, categories, statistic, name=primary,
-                               seed=DEFAULT_SEED, resamples=resamples)
+    result = compare_primary(track, codes_a, codes_b, seed=DEFAULT_SEED, resamples=resamples)
     return 1.0 if result.p_value is None else result.p_value
 
 
 def label_of(first_rank: int, last_rank: int) -> str:
     """A group's label: the range of its ranks, or the single rank."""
     return str(first_rank) if first_rank == last_rank else f"{first_rank}{EN_DASH}{last_rank}"
-
-
-def board_where(track: str, split: str, version_id: int) -> tuple[Any, ...]:
-    """The SQL conditions of a board's scores (all in the covering index ix_score_board)."""
-    return (Score.gold_version_id == version_id, Score.track == track, Score.split == split)
 
 
 def board_generation(track: str, split: str, version_id: int) -> tuple[Any, ...]:
@@ -123,19 +106,17 @@ def _ranking(track: str, split: str, version_id: int) -> Select[Any]:
     """Every visible scored entry of a board with its rank, its position (0 first) in the
     ranking (primary metric, best first; ties by submission id), the score row above it
     (None first) and the entry count."""
-    primary = Score.primary_metric.desc().nulls_last()
+    primary = board.ranking_order()
     return (
         select(Submission.id.label("submission_id"), Score.id.label("score_id"),
-               func.rank().over(order_by=primary).label("rank"),
+               board.rank_window().label("rank"),
                (func.row_number().over(order_by=(primary, Submission.id)) - 1)
                .label("position"),
                func.lag(Score.id).over(order_by=(primary, Submission.id))
                .label("above_score_id"),
                func.count().over().label("total"))
         .join(Score, Score.submission_id == Submission.id)
-        .where(*board_where(track, split, version_id),
-               Submission.visibility == Visibility.PUBLIC.value,
-               Submission.hidden.is_(False), Submission.deleted_at.is_(None)))
+        .where(*board.entries_where(track, split, version_id)))
 
 
 class _Walk:
@@ -415,9 +396,7 @@ def _pairs_beside(track: str, split: str, version_id: int,
         return None
     value, submission_id = mine
     visible = (select(Score.id).join(Submission, Submission.id == Score.submission_id)
-               .where(*board_where(track, split, version_id), Score.id != score_id,
-                      Submission.visibility == Visibility.PUBLIC.value,
-                      Submission.hidden.is_(False), Submission.deleted_at.is_(None)))
+               .where(*board.entries_where(track, split, version_id), Score.id != score_id))
     above = db.session.scalar(visible.where(or_(
         Score.primary_metric > value,
         (Score.primary_metric == value) & (Submission.id < submission_id)))
@@ -473,4 +452,4 @@ def fill_pairs(track: str, split: str, version_id: int, resamples: int,
 
 def resamples_setting() -> int:
     """The resamples of the rank groups' tests (the RANK_GROUP_RESAMPLES setting)."""
-    return int(current_app.config.get("RANK_GROUP_RESAMPLES", DEFAULT_RESAMPLES))
+    return int(current_app.config["RANK_GROUP_RESAMPLES"])

@@ -196,6 +196,12 @@ def _store(instance: Submission | Score) -> None:
     board_cache.changed(db.session(), {(instance.track, instance.split)})
 
 
+def harness_shown(submission: Submission) -> dict[str, Any] | None:
+    """The harness run a submission records, as pages, the API and exports show it: every
+    path the uploaded file named reduced to its last component."""
+    return harness_summary(submission.harness)
+
+
 def shown_id(submission: Submission) -> int:
     """The submission whose scores are shown for this one: itself unless the Ladder withheld it."""
     return submission.shown_submission_id or submission.id

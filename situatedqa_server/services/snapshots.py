@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import select
@@ -38,6 +39,19 @@ def full_board(track: str, split: str) -> dict[str, Any]:
     groups = ranking.rank_groups(track, split, version.id,
                                  [e["id"] for e in board.entries if e["id"]])
     return {**board_payload(board, groups, version.name), "per_page": len(board.entries)}
+
+
+def by_slug(slug: str) -> Snapshot | None:
+    """The snapshot with this slug (None if there is none)."""
+    return db.session.scalar(select(Snapshot).where(Snapshot.slug == slug))
+
+
+def newest_first(track: str | None) -> Sequence[Snapshot]:
+    """Every snapshot (of one track, when given), newest first."""
+    query = select(Snapshot).order_by(Snapshot.created_at.desc(), Snapshot.id.desc())
+    if track is not None:
+        query = query.where(Snapshot.track == track)
+    return db.session.scalars(query).all()
 
 
 def digest(payload: dict[str, Any]) -> str:

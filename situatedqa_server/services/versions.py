@@ -105,6 +105,16 @@ def version_named(name: str, *, published_only: bool = True) -> GoldVersion | No
     return db.session.scalar(query)
 
 
+def version_id_named(name: str) -> int | None:
+    """The id of the version with this name, built or published (None if unknown)."""
+    return db.session.scalar(select(GoldVersion.id).where(GoldVersion.name == name))
+
+
+def submission_total() -> int:
+    """How many submissions there are (what an activation rescores)."""
+    return db.session.scalar(select(func.count(Submission.id))) or 0
+
+
 def latest_job(version: GoldVersion) -> Job | None:
     """The newest rescore job of a version."""
     return db.session.scalar(select(Job).where(Job.gold_version_id == version.id, rescore_jobs())

@@ -7,7 +7,7 @@ from sqlalchemy import ColumnElement, and_, false, or_
 
 from ..extensions import db
 from ..models import Submission, User, Visibility, utcnow
-from . import audit
+from . import audit, board
 from .errors import ServiceError
 
 
@@ -51,7 +51,7 @@ def seen_clause(user: User | None) -> ColumnElement[bool]:
     """may_see as a SQL condition on Submission (organizers are not widened here: pickers
     show them what a team member would see plus their own team's)."""
     own = Submission.team_id == user.team_id if user is not None else false()
-    listed = and_(Submission.visibility == Visibility.PUBLIC.value, Submission.hidden.is_(False))
+    listed = and_(*board.listed_where())
     return and_(Submission.deleted_at.is_(None), or_(own, listed))
 
 

@@ -75,17 +75,18 @@ document.addEventListener("DOMContentLoaded", () => {
   }
 });
 
-// Tables wider than the window scroll inside themselves: say so under the board, or its
-// right-hand columns are easy to miss.
+// Tables wider than the window scroll inside themselves: say so under each (the board, the
+// home page's tracks), or their right-hand columns are easy to miss.
 document.addEventListener("DOMContentLoaded", () => {
-  const hint = document.querySelector(".scroll-hint");
-  const scroller = hint ? hint.previousElementSibling : null;
-  if (!hint || !scroller) {
-    return;
+  for (const hint of document.querySelectorAll(".scroll-hint")) {
+    const scroller = hint.previousElementSibling;
+    if (!scroller) {
+      continue;
+    }
+    const update = () => {
+      hint.hidden = scroller.scrollWidth <= scroller.clientWidth + 1;
+    };
+    window.addEventListener("resize", update);
+    update();
   }
-  const update = () => {
-    hint.hidden = scroller.scrollWidth <= scroller.clientWidth + 1;
-  };
-  window.addEventListener("resize", update);
-  update();
 });

@@ -154,6 +154,6 @@ def test_cli_with_dpr_shards_and_reader_batches(tmp_path: Path, release_dir: Pat
     assert len(read(encoded)) == 9
     meta = json.loads((tmp_path / "shards.jsonl.meta.json").read_text())
     assert meta["settings"]["reader_batch_size"] == 1 and meta["settings"]["device"] == "auto"
-    assert [Path(p["path"]).name for p in meta["fingerprints"]["passage_embeddings"]] == [
+    assert [p["name"] for p in meta["fingerprints"]["passage_embeddings"]] == [
         "emb_0", "emb_1"]
     assert np.isfinite(vectors).all()

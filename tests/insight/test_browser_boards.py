@@ -218,3 +218,22 @@ def test_error_columns_are_picked_on_the_board_and_drawn_on_the_submission_page(
         assert serious_axe_violations(page) == [], page.url
         page.wait_for_load_state("networkidle")
         assert problems == []
+
+
+def test_the_home_pages_track_table_says_it_scrolls_on_a_phone(
+        with_baselines: dict[str, Any]) -> None:
+    """At 390 px the tracks' table is wider than the window: it scrolls inside itself and
+    says so; at 1280 px it fits and says nothing."""
+    with chromium(with_baselines) as (browser, url):
+        problems: list[str] = []
+        for size, overflows in ((SIZES[1], True), (SIZES[0], False)):
+            page = open_page(browser, size, problems)
+            page.goto(f"{url}/")
+            page.wait_for_load_state("networkidle")
+            no_sideways_scroll(page)
+            scroller = page.locator(".table-scroll").first
+            assert scroller.evaluate("e => e.querySelector('table.tracks') !== null")
+            assert scroller.evaluate("e => e.scrollWidth > e.clientWidth") is overflows
+            assert page.locator(".scroll-hint").is_visible() is overflows
+            page.close()
+        assert problems == []

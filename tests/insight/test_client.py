@@ -139,3 +139,20 @@ def test_validation_problems_are_listed(live: dict[str, Any], tmp_path: Path,
     bad_link = run(live, tmp_path, "submit", str(broken), "--track", "geo", "--split", "dev",
                    "--meta", "paper_url=javascript:alert(1)")
     assert bad_link.exit_code == 1 and "paper_url: must be an http" in bad_link.output
+
+
+def test_submit_prints_the_error_classes_with_their_intervals(
+        live: dict[str, Any], tmp_path: Path, release_gold: GoldSet) -> None:
+    """The error classes' CIs come just after the upload's answer: the client waits for
+    them, so its table has them as the web page does."""
+    gold = release_gold.get("geo", "dev")
+    predictions = write(tmp_path, "geo.dev.jsonl", prediction_file(gold, len(gold) // 3))
+    submitted = run(live, tmp_path, "submit", str(predictions), "--track", "geo",
+                    "--split", "dev", "--method-name", "third right",
+                    SITUATEDQA_TOKEN=live["token"])
+    assert submitted.exit_code == 0, submitted.output
+    _, _, errors = submitted.output.partition("situated error classes")
+    rows = [line for line in errors.splitlines()
+            if line.startswith(("All ", "Common ", "Rare "))]
+    assert rows and all(line.count("[") == 2 for line in rows), rows
+    assert "still being computed" not in submitted.output

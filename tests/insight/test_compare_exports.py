@@ -64,12 +64,12 @@ def test_other_context_rate_is_counted(app: Flask, release_gold: GoldSet) -> Non
         submission = add_scored(add_user("diag"), "temp", "dev", codes)
         report = diagnostics.diagnose(submission, submission.scores[0])
     overall = report.groups[0]
-    assert overall["other_context_count"] == 100
-    assert abs(overall["other_context"] - 100 * 100 / len(gold)) < 1e-9
+    assert overall["any_not_one_count"] == 100
+    assert abs(overall["any_not_one"] - 100 * 100 / len(gold)) < 1e-9
     assert abs(overall["em"] - 100 * 300 / len(gold)) < 1e-9
-    assert [r["other_context"] for r in report.examples[:101]] == [True] * 100 + [False]
+    assert [r["any_not_one"] for r in report.examples[:101]] == [True] * 100 + [False]
     page = app.test_client().get(f"/insight/submissions/{submission.id}/diagnostics"
-                                 "?only=other_context").get_data(as_text=True)
+                                 "?only=any_not_one").get_data(as_text=True)
     assert f"{100 * 100 / len(gold):.2f}" in page and "100 examples" in page
 
 
@@ -77,7 +77,7 @@ def test_diagnostics_on_test_hide_examples(seeded: dict[str, Any]) -> None:
     client: FlaskClient = seeded["client"]
     html = client.get(f"/insight/submissions/{seeded['ids']['strong-test']}/diagnostics"
                       ).get_data(as_text=True)
-    assert "Other context" in html and 'class="examples"' not in html
+    assert "Any − One" in html and 'class="examples"' not in html
 
 
 def test_leaderboard_exports_have_every_column_and_ci(seeded: dict[str, Any]) -> None:

@@ -61,7 +61,7 @@ def test_canary_never_leaves_through_insight(database: dict[str, Any], canary_go
                  for fmt in ("png", "svg")]
     for sid in ids:
         urls += [f"/submissions/{sid}", f"/insight/submissions/{sid}/diagnostics",
-                 f"/insight/submissions/{sid}/diagnostics?only=other_context",
+                 f"/insight/submissions/{sid}/diagnostics?only=any_not_one",
                  f"/insight/submissions/{sid}/pwc.json",
                  f"/insight/submissions/{sid}/model-index.yaml"]
         urls += [f"/insight/submissions/{sid}/plots/{kind}.{fmt}"

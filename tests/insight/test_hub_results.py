@@ -83,7 +83,11 @@ def test_hub_entries_one_per_paper_metric(app: Flask, seeded: dict[str, Any]) ->
         lo, hi = submission["ci"][metric]
         assert entry.notes is not None
         assert f"95% CI {lo:.2f}-{hi:.2f}" in entry.notes
-        assert f"n = {submission['n']:,}" in entry.notes and version in entry.notes
+        # n is the metric's own: a partition's size for EM on a partition.
+        n = submission["counts"][metric]
+        assert f"n = {n:,}" in entry.notes and version in entry.notes
+        on_partition = metric.removeprefix("em_") in TRACK_INFO["temp"].partition_rules
+        assert (n < submission["n"]) == on_partition
     static = entries[metrics.index("em_static")].notes
     assert static is not None and "Static partition" in static
     assert "every example" in (entries[0].notes or "")
@@ -106,7 +110,7 @@ def test_every_eval_ever_record_follows_the_published_schema(seeded: dict[str, A
         assert [interval["lower"], interval["upper"]] == submission["ci"][metric]
         assert interval["lower"] <= details["score"] <= interval["upper"]
         assert interval["confidence_level"] == 0.95
-        assert details["uncertainty"]["num_samples"] == submission["n"]
+        assert details["uncertainty"]["num_samples"] == submission["counts"][metric]
 
 
 def test_a_record_missing_a_required_field_fails_the_schema(seeded: dict[str, Any]) -> None:

@@ -129,6 +129,22 @@ def test_context_years_are_binned_by_decade_then_year(release_gold: GoldSet) -> 
         assert len(bins) < 40  # not 123 points of noise
 
 
+def test_the_year_plot_counts_every_dated_example(release_gold: GoldSet) -> None:
+    """Every temp example is dated ("2019" or "March 30, 2021"): the EM-by-year plot's bins
+    hold the whole split, none left out as undated."""
+    from situatedqa_server.services import plots
+
+    for split in ("dev", "test"):
+        gold = release_gold.get("temp", split)
+        years = plots.context_years(gold)
+        assert int((years < 0).sum()) == 0
+        assert sum(int(b.mask.sum()) for b in plots.year_buckets(gold)) == len(gold)
+        # "March 30, 2021" is read as 2021, as its own year: the year it ends with.
+        full_dates = [i for i, e in enumerate(gold.examples) if "," in e.context["date"]]
+        assert full_dates and all(str(years[i]) == gold.examples[i].context["date"][-4:]
+                                  for i in full_dates)
+
+
 def test_state_of_the_art_is_a_date_axis_over_two_days_at_least() -> None:
     from datetime import date
 

@@ -15,8 +15,12 @@ from situatedqa_server.extensions import db
 from situatedqa_server.models import RankPair, Score, User
 from situatedqa_server.services import board_cache, ranking
 from situatedqa_server.services.gold_store import active_version
+from situatedqa_server.settings import declared
 
 from .conftest import add_scored, add_user, api_upload, new_token, prediction_file, register
+
+#: The rank groups' resamples when the setting is left at its default.
+RESAMPLES = declared("RANK_GROUP_RESAMPLES").default
 
 N = 506  # geo/test
 
@@ -115,7 +119,7 @@ def test_a_walk_reads_only_the_rows_it_can_reach(app: Flask,
         version = active_version().id
         groups = ranking.rank_groups("geo", "test", version, [ids[6]])
         walk = ranking._walk(ranking.board_generation("geo", "test", version),
-                             ranking.DEFAULT_RESAMPLES)
+                             RESAMPLES)
         assert sorted(walk.rows) == [3, 4, 5, 6, 7, 8, 9]
         assert walk.total == 12
         assert groups == {ids[6]: "5\u20139"}  # two either way: the bound
@@ -134,7 +138,7 @@ def stored_pairs(app: Flask) -> dict[tuple[int, int], bool]:
             select(above.submission_id, below.submission_id, RankPair.joined)
             .join(above, above.id == RankPair.above_score_id)
             .join(below, below.id == RankPair.below_score_id)
-            .where(RankPair.resamples == ranking.DEFAULT_RESAMPLES)).all()
+            .where(RankPair.resamples == RESAMPLES)).all()
     return {(a, b): joined for a, b, joined in rows}
 
 
@@ -193,7 +197,7 @@ def test_an_upload_stores_the_pairs_beside_it(app: Flask, release_gold: GoldSet)
         codes = dict(db.session.execute(select(Score.submission_id, Score.outcomes)).all())
     for (above, below), joined in stored.items():
         p_value = ranking.paired_p_value("geo", codes[above], codes[below],
-                                         ranking.DEFAULT_RESAMPLES)
+                                         RESAMPLES)
         assert joined == (p_value >= ranking.ALPHA)
 
 
@@ -249,7 +253,7 @@ def reference_labels(codes: dict[int, np.ndarray], walk: int) -> dict[int, str]:
     order = sorted(codes, key=lambda i: (-metric[i], i))
     rank = [1 + sum(metric[j] > metric[i] for j in order) for i in order]
     joins = [False] + [ranking.paired_p_value("geo", codes[a].tobytes(), codes[b].tobytes(),
-                                              ranking.DEFAULT_RESAMPLES) >= ranking.ALPHA
+                                              RESAMPLES) >= ranking.ALPHA
                        for a, b in zip(order, order[1:], strict=False)]
     labels = {}
     for position, ident in enumerate(order):

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
 from flask.testing import FlaskClient
 from sqlalchemy import update
 
-from benchmark import GoldSet
+from benchmark import TRACK_INFO, GoldSet
 from situatedqa_server.extensions import db
 from situatedqa_server.models import ReportedEntry, Score
 
@@ -95,3 +96,17 @@ def test_snapshot_with_paper_rows_says_how_the_partitions_differ(seeded: dict[st
     assert "DPR (paper)" in html
     assert "Sampled has 1,482 examples here and 1,472 in the paper" in html
     assert "Start has 913 examples here and 923 in the paper" in html
+
+
+def test_a_snapshot_page_shows_the_papers_columns_and_the_rest_on_demand(
+        seeded: dict[str, Any]) -> None:
+    root = organizer(seeded)
+    url = freeze(root)
+    frozen = root.get(url + ".json").json["leaderboard"]["columns"]
+    assert len(frozen) > len(TRACK_INFO["temp"].metrics)  # optional columns are frozen too
+    shown = re.findall(r'<th class="num" data-column="([^"]+)"',
+                       root.get(url).get_data(as_text=True))
+    assert shown == list(TRACK_INFO["temp"].metrics)
+    every = root.get(url + "?columns=all").get_data(as_text=True)
+    assert re.findall(r'<th class="num" data-column="([^"]+)"', every) == frozen
+    assert "show every column" in root.get(url).get_data(as_text=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections import defaultdict
 
 from flask import Flask
@@ -218,3 +219,27 @@ def columns_of_score(submission_id: int) -> dict[str, object]:
             value = getattr(row, column.key)
             values[column.key] = bytes(value) if isinstance(value, memoryview) else value
     return values
+
+
+def test_the_geo_error_table_follows_its_bar(client: FlaskClient,
+                                             release_gold: GoldSet) -> None:
+    """US default is part of wrong place: indented under it, so the other rows' shares of
+    the errors sum to 100 on every partition, as the bar's segments do."""
+    register(client, "tabler")
+    token = new_token(client)
+    upload = api_upload(client, token, release_gold.get("geo", "dev"),
+                        us_answer_file(release_gold, "dev"), public="true")
+    assert upload.status_code == 201, upload.get_json()
+    upload.close()
+    page = client.get(f"/submissions/{upload.get_json()['id']}").get_data(as_text=True)
+    table = page[page.index('<table class="scores errors">'):]
+    table = table[:table.index("</table>")]
+    rows = re.findall(r'<tr( class="subclass")?><td>([^<]+)</td><td>(.*?)</td>.*?'
+                      r'<td class="num">([^<]*)</td><td>', table, re.S)
+    shares: dict[str, float] = {}
+    for sub, partition, label, share in rows:
+        assert bool(sub) == ("US default" in label), label
+        if not sub and share.strip() not in ("", "—", "n/a"):
+            shares[partition] = shares.get(partition, 0.0) + float(share)
+    assert shares and all(abs(total - 100.0) < 0.05 for total in shares.values()), shares
+    assert "Indented rows are part of the class above them" in page

@@ -29,8 +29,8 @@ from situatedqa_server.services.campaigns import (
     AnnotationError,
     CampaignError,
     TaskNotFound,
-    UnknownTrack,
 )
+from situatedqa_server.services.errors import UnknownTrack
 
 PASSWORD = "correct horse battery staple"
 URL = "https://en.wikipedia.org/wiki/Example"

@@ -94,6 +94,22 @@ def test_example_pages_show_gold_on_dev_only(app: Flask, release_gold: GoldSet) 
     assert 'id="dispute-form"' in text(researcher.get(page_of("temp", "test", test.key)))
 
 
+def test_an_example_page_names_this_contexts_answers_and_the_others(
+        app: Flask, release_gold: GoldSet) -> None:
+    """As of 2015 England last reached a semi-final in 1990: 2018 is the answer of a later
+    context, never 'also accepted' for this one."""
+    dev = release_gold.get("temp", "dev")
+    example = dev.examples[dev.index["-7924170207595297549|2015|sampled_year"]]
+    assert set(example.answers) == {"1990"} and "2018" in example.any_answers
+    page = text(app.test_client().get(page_of("temp", "dev", example.key)))
+    gold = page[page.index('id="gold"'):page.index("</ul>", page.index('id="gold"'))]
+    assert "<li>1990</li>" in gold and "2018" not in gold
+    assert "Also accepted" not in page
+    others = page[page.index('id="other-context-answers"'):]
+    others = others[:others.index("</p>")]
+    assert "other contexts" in others and "2018" in others and "1990" not in others
+
+
 def test_disputes_are_decided_built_and_credited(app: Flask, release_gold: GoldSet,
                                                  runner: FlaskCliRunner) -> None:
     """Two dev disputes and a test one: accepted, rejected with a reason, accepted; the

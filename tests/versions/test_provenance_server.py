@@ -85,6 +85,8 @@ def test_the_figures_in_the_api_pages_csv_exports_and_cli(
         assert payload["metrics"]["contamination_gap"] == 100.0
         assert payload["ci"]["contamination_gap"] == [100.0, 100.0]
         assert payload["ci"]["unreleased"] == [0.0, 0.0]
+        # The gap's n is the two counts it compares, never the board's total.
+        assert "contamination_gap" not in payload["counts"]
     # The paper's Total counts every example of the version, the unreleased ones included.
     n = len(test)
     assert api["metrics"]["em"] == pytest.approx(100.0 * (n - 2) / n)
@@ -107,6 +109,7 @@ def test_the_figures_in_the_api_pages_csv_exports_and_cli(
     detail = client.get(f"/submissions/{submission_id}").get_data(as_text=True)
     assert 'data-metric="unreleased"' in detail and "Contamination gap" in detail
     assert 'id="unreleased-note"' in detail and "an indication, not a proof" in detail
+    assert f"{len(test) - 2:,} vs 2</td>" in detail
 
     # The submission's chart: unreleased and released as a group of their own, the gap
     # (points, not a share) left to the table.
@@ -144,6 +147,8 @@ def test_the_figures_in_the_api_pages_csv_exports_and_cli(
     printed = capsys.readouterr().out
     assert "Unreleased" in printed and "Contamination gap" in printed
     assert "an indication, not a proof" in printed
+    gap_row = next(line for line in printed.splitlines() if "(contamination_gap)" in line)
+    assert gap_row.endswith(f"{len(test) - 2:,} vs 2")
 
     # Never an unreleased answer or key, in any of them.
     for text in (json.dumps(body), json.dumps(api), json.dumps(board), json.dumps(frozen),
