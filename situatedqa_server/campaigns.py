@@ -157,7 +157,9 @@ def show(campaign_id: int) -> str:
     campaign = campaigns.campaign_by_id(campaign_id)
     return render_template("campaigns/show.html", campaign=campaign,
                            stats=campaigns.progress(campaign), queue=campaigns.queue(campaign),
-                           build=VersionForm())
+                           build=VersionForm(), date_rule=campaigns.date_rule(campaign),
+                           dates={t.id: campaigns.answer_date(campaign, t)
+                                  for t in campaign.tasks})
 
 
 @bp.get("/admin/campaigns/<int:campaign_id>/update.jsonl")
@@ -177,7 +179,7 @@ def adjudication(campaign_id: int, task_id: int) -> str:
     campaign = campaigns.campaign_by_id(campaign_id)
     task = campaigns.task_of(campaign, task_id)
     return render_template("campaigns/adjudicate.html", campaign=campaign, task=task,
-                           form=AnswerForm())
+                           form=AnswerForm(), answer_date=campaigns.answer_date(campaign, task))
 
 
 @bp.post("/admin/campaigns/<int:campaign_id>/tasks/<int:task_id>")
@@ -241,6 +243,8 @@ def task(annotation_id: int) -> str:
     mine = campaigns.my_annotations(annotation.annotator)
     return render_template("campaigns/task.html", annotation=annotation,
                            task=annotation.task, campaign=annotation.task.campaign,
+                           answer_date=campaigns.answer_date(annotation.task.campaign,
+                                                             annotation.task),
                            form=AnswerForm(), done=sum(a.submitted_at is not None for a in mine),
                            total=len(mine))
 

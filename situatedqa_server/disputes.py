@@ -22,7 +22,7 @@ from .auth import admin_required, login_required
 from .extensions import config_limit, limiter
 from .forms import ANSWER_SEPARATOR, BuildForm, DecisionForm, DisputeForm
 from .models import Dispute, User
-from .services import accounts, campaigns, disputes
+from .services import accounts, disputes, proposed_gold
 from .services.errors import ServiceError
 from .services.leaderboards import iso
 
@@ -110,8 +110,9 @@ def create() -> Response:
 def queue() -> str:
     """The adjudication queue: campaign tasks the annotators disagree on, open disputes, and
     the accepted disputes waiting for a gold version."""
-    return render_template("disputes/queue.html", tasks=campaigns.waiting_tasks(),
-                           open_disputes=disputes.queue(), pending=disputes.pending(),
+    waiting = proposed_gold.adjudication_queue()
+    return render_template("disputes/queue.html", tasks=waiting.tasks,
+                           open_disputes=waiting.disputes, pending=waiting.pending,
                            build=BuildForm())
 
 

@@ -23,7 +23,6 @@ from wtforms import DateField, StringField
 from wtforms.validators import DataRequired, Length, Optional
 
 from benchmark import SPLITS, TRACK_INFO
-from benchmark.versions import UpdateError
 
 from . import tasks
 from .auth import admin_required
@@ -208,7 +207,7 @@ def build() -> Any:
     except UnicodeDecodeError:
         form.update.errors = ["the update file is not UTF-8 text"]
         return admin_page(form, 400)
-    except UpdateError as exc:  # the form again, with every problem of the file
+    except versions.UpdateRejected as exc:  # the form again, with every problem of the file
         form.update.errors = [str(p) for p in exc.problems] or [str(exc)]
         return admin_page(form, 400)
     except versions.VersionError as exc:

@@ -1,5 +1,5 @@
 """Annotation campaigns: tasks answered blind by two annotators, agreement, adjudication,
-and the gold version a campaign builds (through versions.build_version, like `gold build`).
+and the gold version a campaign builds (through proposed_gold, as disputes do).
 
 A campaign is one of three kinds: *refresh* (a track's examples asked again as of a date),
 *contexts* (chosen questions of a dated track at new dates) and *locations* (chosen
@@ -10,14 +10,12 @@ task; otherwise it waits in the adjudication queue for an organizer.
 
 from __future__ import annotations
 
-import json
 import re
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
-from urllib.parse import urlsplit
 
 from sqlalchemy import select, update
 
@@ -44,12 +42,10 @@ from ..models import (
     User,
     utcnow,
 )
-from . import audit, gold_store, jobs, versions
+from . import audit, gold_store, jobs, proposed_gold
 from .errors import ServiceError, UnknownTrack
 
 MAX_TASKS = 2000
-MAX_ANSWERS = 10
-MAX_ANSWER_LENGTH = 500
 DATE_PATTERN = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 #: The context field a kind of campaign sets on new examples.
 KIND_FIELD = {CampaignKind.CONTEXTS.value: "date", CampaignKind.LOCATIONS.value: "location"}
@@ -281,6 +277,28 @@ def _annotators_named(names: Sequence[str]) -> list[User]:
 # --- answering -------------------------------------------------------------------------------
 
 
+def answer_date(campaign: Campaign, task: CampaignTask) -> str:
+    """The one date a task's answer must hold for, shown alike on the task page, the
+    adjudication page and the campaign page.
+
+    A task whose example has a date (temp: a refresh re-checks the example at its own date,
+    a contexts campaign asks at the new date) holds for that date; every other task
+    (present, curprev, geo; the locations campaigns) for the campaign's as-of date.
+    """
+    when = task.context.get("date") if task.context else None
+    return str(when) if when else campaign.as_of.isoformat()
+
+
+def date_rule(campaign: Campaign) -> str:
+    """The campaign's rule for its tasks' dates, in words (the campaign page)."""
+    track_dated = "date" in TRACK_INFO[campaign.track].context_fields
+    if campaign.kind == CampaignKind.CONTEXTS.value:
+        return "each task's answer must hold as of the task's new date"
+    if track_dated:
+        return "each task's answer must hold as of its example's own date"
+    return f"every task's answer must hold as of {campaign.as_of.isoformat()}"
+
+
 def own_annotation(annotation_id: int, user: User | None) -> Annotation:
     """The user's own annotation; 404 for anyone else's (or when not an annotator)."""
     annotation = db.session.get(Annotation, annotation_id)
@@ -323,29 +341,21 @@ class Answer:
 
 def validate(kind: str, answers: Iterable[str], evidence_url: str | None,
              effective_date: str | None) -> Answer:
-    """A response, or AnnotationError saying what is wrong with it."""
+    """A response, or AnnotationError saying what is wrong with it (the answers and the
+    evidence checked by proposed_gold, as a dispute's are)."""
     if kind not in RESPONSE_KINDS:
         raise AnnotationError(f"the outcome must be one of {list(RESPONSE_KINDS)}")
-    cleaned = tuple(dict.fromkeys(a.strip() for a in answers if a and a.strip()))
-    url = (evidence_url or "").strip() or None
     when = (effective_date or "").strip() or None
     if kind == ANSWER:
-        if not cleaned:
-            raise AnnotationError("give at least one non-empty answer")
-        if len(cleaned) > MAX_ANSWERS or any(len(a) > MAX_ANSWER_LENGTH for a in cleaned):
-            raise AnnotationError(f"at most {MAX_ANSWERS} answers of {MAX_ANSWER_LENGTH} "
-                                  "characters")
-        if url is None:
-            raise AnnotationError("an answer needs an evidence URL")
-    elif cleaned:
+        cleaned = proposed_gold.clean_answers(answers, AnnotationError)
+    elif proposed_gold.distinct_answers(answers):
         raise AnnotationError(f"{kind!r} takes no answer")
-    if url is not None:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.netloc or len(url) > 500:
-            raise AnnotationError("the evidence URL must be an http:// or https:// address")
+    else:
+        cleaned = ()
+    url = proposed_gold.clean_url(evidence_url, AnnotationError, required=kind == ANSWER)
     if when is not None and not DATE_PATTERN.match(when):
         raise AnnotationError("the date in effect must be YYYY, YYYY-MM or YYYY-MM-DD")
-    return Answer(kind, cleaned if kind == ANSWER else (), url, when)
+    return Answer(kind, cleaned, url, when)
 
 
 def submit(annotation: Annotation, response: Answer) -> CampaignTask:
@@ -390,7 +400,10 @@ def _resolve(task: CampaignTask) -> None:
     if agree(response_of(first), response_of(second)):
         task.status = TaskStatus.ACCEPTED.value
         task.final_kind = first.kind
-        task.final_answers = list(dict.fromkeys([*first.answers, *second.answers]))
+        # One answer per normalized form, the first spelling kept ("Japan and China",
+        # not also "japan and china").
+        task.final_answers = list(proposed_gold.distinct_answers([*first.answers,
+                                                                  *second.answers]))
         task.final_evidence = first.evidence_url or second.evidence_url
         task.final_date = first.effective_date or second.effective_date
     else:
@@ -514,16 +527,8 @@ def progress(campaign: Campaign) -> Progress:
 
 
 def queue(campaign: Campaign) -> list[CampaignTask]:
-    """The campaign's tasks waiting for adjudication."""
-    return [t for t in campaign.tasks if t.status == TaskStatus.ADJUDICATION.value]
-
-
-def waiting_tasks() -> list[CampaignTask]:
-    """Every campaign's tasks waiting for adjudication, by campaign then task (the joint
-    adjudication queue, with the disputes)."""
-    return list(db.session.scalars(select(CampaignTask).where(
-        CampaignTask.status == TaskStatus.ADJUDICATION.value)
-        .order_by(CampaignTask.campaign_id, CampaignTask.id)))
+    """The campaign's tasks waiting for adjudication (its part of the joint queue)."""
+    return proposed_gold.waiting_tasks(campaign.id)
 
 
 def all_campaigns() -> list[Campaign]:
@@ -542,40 +547,42 @@ def campaign_by_id(campaign_id: int) -> Campaign:
 # --- the gold version ------------------------------------------------------------------------
 
 
-def update_records(campaign: Campaign) -> list[dict[str, Any]]:
-    """The update file's records from the accepted and adjudicated tasks.
+def proposals(campaign: Campaign) -> list[proposed_gold.ProposedAnswers]:
+    """The accepted and adjudicated tasks' answers, as proposed gold.
 
-    Refresh: an answer not among the last known updates the example (the other answers
-    given become `any_answer`); unchanged answers and non-answers change nothing. Contexts
-    and locations: every answer adds the example; non-answers add nothing.
+    Refresh: answers that differ from the last known update the example; unchanged answers
+    and non-answers change nothing. Contexts and locations: every answer adds the example;
+    non-answers add nothing.
     """
-    records: list[dict[str, Any]] = []
+    found = []
     for task in campaign.tasks:
         if task.final_kind != ANSWER or not task.final_answers:
             continue
-        response = Response(ANSWER, tuple(task.final_answers))
-        reason = f"campaign {campaign.name}: answer as of {campaign.as_of.isoformat()}"
+        reason = f"campaign {campaign.name}: answer {answer_date(campaign, task)}"
         if task.final_date:
             reason += f", in effect since {task.final_date}"
-        base = {"track": campaign.track, "split": campaign.split, "key": task.key,
-                "answer": [task.final_answers[0]], "any_answer": list(task.final_answers),
-                "reason": reason}
+        new = None
         if campaign.kind == CampaignKind.REFRESH.value:
-            if category(response, task.last_answers) != "changed":
+            if category(Response(ANSWER, tuple(task.final_answers)),
+                        task.last_answers) != "changed":
                 continue
-            records.append({**base, "action": "update"})
         else:
-            record = {**base, "action": "add", "id": task.nq_id, "question": task.question,
-                      "context": dict(task.context)}
-            if TRACK_INFO[campaign.track].partition_rule is None:
-                record["partitions"] = list(task.partitions)
-            records.append(record)
-    return records
+            new = proposed_gold.NewExample(task.nq_id, task.question, dict(task.context),
+                                           tuple(task.partitions))
+        found.append(proposed_gold.ProposedAnswers(
+            campaign.track, campaign.split, task.key, tuple(task.final_answers), reason, new))
+    return found
+
+
+def update_records(campaign: Campaign) -> list[dict[str, Any]]:
+    """The update file's records (proposed_gold's builder, against the active version)."""
+    gold = gold_store.gold_of(gold_store.active_version())
+    return proposed_gold.update_records(proposals(campaign), gold)
 
 
 def update_text(campaign: Campaign) -> str:
     """The campaign's update file (JSON Lines), as `gold build --from-update` reads it."""
-    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in update_records(campaign))
+    return proposed_gold.update_text(proposals(campaign))
 
 
 def credit(campaign: Campaign) -> str:
@@ -596,13 +603,13 @@ def build(campaign: Campaign, name: str, as_of: date | None, note: str,
     parent is the active version (the update is checked against it, key by key)."""
     if campaign.gold_version_id is not None:
         raise CampaignError("this campaign already built a gold version")
-    text = update_text(campaign)
-    if not text:
+    found = proposals(campaign)
+    if not found:
         raise CampaignError("no accepted or adjudicated task changes the gold yet")
     changelog = " ".join(p for p in (note.strip() or campaign.note,
                                      f"From campaign {campaign.name!r}.", credit(campaign)) if p)
-    version = versions.build_version(text, f"campaign-{campaign.id}.jsonl", name,
-                                     as_of or campaign.as_of, changelog, actor)
+    version = proposed_gold.build(found, f"campaign-{campaign.id}.jsonl", name,
+                                  as_of or campaign.as_of, changelog, actor)
     campaign = db.session.get(Campaign, campaign.id) or campaign
     campaign.gold_version_id = version.id
     db.session.commit()

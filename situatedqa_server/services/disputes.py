@@ -10,28 +10,22 @@ the key only; no page, reply or changelog line of theirs shows test gold or test
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
-from urllib.parse import urlsplit
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from benchmark import HIDDEN_SPLIT, SPLITS, TRACK_INFO, Example
-from benchmark.versions import UpdateError
 
 from ..extensions import db
 from ..models import Dispute, DisputeStatus, GoldVersion, User, utcnow
-from . import audit, gold_store, jobs, versions
-from .campaigns import MAX_ANSWER_LENGTH, MAX_ANSWERS
+from . import audit, gold_store, jobs, proposed_gold, versions
 from .errors import ServiceError
 
 MAX_COMMENT = 2000
 MAX_REASON = 200
-MAX_URL = 500
 
 
 class DisputeError(ServiceError):
@@ -101,26 +95,12 @@ class Proposal:
     comment: str
 
 
-def clean_answers(answers: Iterable[str]) -> tuple[str, ...]:
-    """Non-empty answers, each once, within the campaigns' bounds; else DisputeError."""
-    cleaned = tuple(dict.fromkeys(a.strip() for a in answers if a and a.strip()))
-    if not cleaned:
-        raise DisputeError("answer: give at least one non-empty answer")
-    if len(cleaned) > MAX_ANSWERS or any(len(a) > MAX_ANSWER_LENGTH for a in cleaned):
-        raise DisputeError(f"answer: at most {MAX_ANSWERS} answers of {MAX_ANSWER_LENGTH} "
-                           "characters")
-    return cleaned
-
-
 def validate(answers: Iterable[str], evidence_url: str | None,
              comment: str | None) -> Proposal:
-    """A proposal, or DisputeError naming the field that is wrong."""
-    cleaned = clean_answers(answers)
-    url = (evidence_url or "").strip()
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc or len(url) > MAX_URL:
-        raise DisputeError("evidence: give an http:// or https:// address of at most "
-                           f"{MAX_URL} characters")
+    """A proposal, or DisputeError naming the field that is wrong (the answers and the
+    evidence checked by proposed_gold, as a campaign's are)."""
+    cleaned = proposed_gold.clean_answers(answers, DisputeError)
+    url = proposed_gold.clean_url(evidence_url, DisputeError, required=True) or ""
     note = (comment or "").strip()
     if len(note) > MAX_COMMENT:
         raise DisputeError(f"comment: at most {MAX_COMMENT} characters")
@@ -197,16 +177,13 @@ def dispute_by_id(dispute_id: int) -> Dispute:
 
 
 def queue() -> list[Dispute]:
-    """Disputes waiting for an organizer, oldest first."""
-    return list(db.session.scalars(select(Dispute).where(
-        Dispute.status == DisputeStatus.OPEN.value).order_by(Dispute.id)))
+    """Disputes waiting for an organizer, oldest first (their part of the joint queue)."""
+    return proposed_gold.open_disputes()
 
 
 def pending() -> list[Dispute]:
     """Accepted disputes no gold version holds yet, in decision order."""
-    return list(db.session.scalars(select(Dispute).where(
-        Dispute.status == DisputeStatus.ACCEPTED.value, Dispute.gold_version_id.is_(None))
-        .order_by(Dispute.decided_at, Dispute.id)))
+    return proposed_gold.pending_disputes()
 
 
 def published_names(rows: Iterable[Dispute]) -> dict[int, str]:
@@ -245,7 +222,7 @@ def decide(dispute: Dispute, accept: bool, answers: Sequence[str], reason: str |
            actor: User) -> None:
     """Accept (with the organizer's answers) or reject (with a one-line reason the author
     sees) an open dispute, once: the row is locked; commits."""
-    final = clean_answers(answers) if accept else ()
+    final = proposed_gold.clean_answers(answers, DisputeError) if accept else ()
     why = " ".join((reason or "").split())
     if not accept and not why:
         raise DisputeError("reason: a rejection needs a one-line reason (the author sees it)")
@@ -269,25 +246,24 @@ def decide(dispute: Dispute, accept: bool, answers: Sequence[str], reason: str |
 # --- the gold version -----------------------------------------------------------------------
 
 
-def update_records(disputes: Sequence[Dispute]) -> list[dict[str, Any]]:
-    """One update record per disputed example: the last decision's answers (several
-    accepted disputes of one example are one change, crediting each author)."""
+def proposals(disputes: Sequence[Dispute]) -> list[proposed_gold.ProposedAnswers]:
+    """One proposal per disputed example: the last decision's answers (several accepted
+    disputes of one example are one change, crediting each author)."""
     by_example: dict[tuple[str, str, str], list[Dispute]] = {}
     for dispute in disputes:
         by_example.setdefault((dispute.track, dispute.split, dispute.key), []).append(dispute)
-    records = []
+    found = []
     for (track, split, key), group in by_example.items():
-        answers = list(group[-1].final_answers or group[-1].proposed_answers)
+        answers = tuple(group[-1].final_answers or group[-1].proposed_answers)
         credit = ", ".join(f"#{d.id} by {d.user.username}" for d in group)
-        records.append({"track": track, "split": split, "key": key, "action": "update",
-                        "answer": [answers[0]], "any_answer": answers,
-                        "reason": f"dispute {credit}"})
-    return records
+        found.append(proposed_gold.ProposedAnswers(track, split, key, answers,
+                                                   f"dispute {credit}"))
+    return found
 
 
 def update_text(disputes: Sequence[Dispute]) -> str:
     """The accepted disputes' update file (JSON Lines), as `gold build --from-update` reads."""
-    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in update_records(disputes))
+    return proposed_gold.update_text(proposals(disputes))
 
 
 def changelog_line(disputes: Sequence[Dispute]) -> str:
@@ -309,13 +285,8 @@ def build(name: str, as_of: date | None, note: str, actor: User | None) -> GoldV
         raise DisputeError("no accepted dispute waits for a gold version")
     parent = gold_store.active_version()
     changelog = " ".join(p for p in (note.strip(), changelog_line(waiting)) if p)
-    try:
-        version = versions.build_version(update_text(waiting), "disputes.jsonl", name,
-                                         as_of or max(date.today(), parent.as_of), changelog,
-                                         actor)
-    except UpdateError as exc:  # e.g. a later version retired a disputed example
-        raise DisputeError(f"the accepted disputes do not apply to {parent.name!r}: {exc}",
-                           exc.to_json()) from None
+    version = proposed_gold.build(proposals(waiting), "disputes.jsonl", name,
+                                  as_of or max(date.today(), parent.as_of), changelog, actor)
     for dispute in waiting:
         dispute.gold_version_id = version.id
     db.session.commit()

@@ -17,11 +17,10 @@ from typing import Any
 
 from sqlalchemy import exists, func, or_, select
 
-from benchmark import (
-    GoldSet,
-)
+from benchmark import GoldSet, Problem
 from benchmark.versions import (
     Change,
+    UpdateError,
     apply_update,
     change_counts,
     diff_gold,
@@ -53,6 +52,17 @@ class VersionError(ServiceError):
 
     status = 400
     code = "invalid_version"
+
+
+class UpdateRejected(VersionError):
+    """An update file does not apply to its parent; `problems` names each bad record by
+    line and key (e.g. a campaign's update after a later version retired its example)."""
+
+    code = "invalid_update"
+
+    def __init__(self, message: str, problems: list[Problem]) -> None:
+        super().__init__(message, [p.to_json() for p in problems])
+        self.problems = problems
 
 
 # --- reading versions -----------------------------------------------------------------------
@@ -140,7 +150,8 @@ def build_version(update_text: str, filename: str, name: str, as_of: date, note:
                   actor: User | None, parent: GoldVersion | None = None) -> GoldVersion:
     """Validate an update file and store the new version's gold and row in one transaction.
 
-    Raises UpdateError (problems by line and key) or VersionError.
+    Raises VersionError; UpdateRejected (a 400 naming each bad record by line and key)
+    when the update does not apply to the parent.
     """
     name = name.strip()
     if not name or len(name) > 80:
@@ -151,7 +162,11 @@ def build_version(update_text: str, filename: str, name: str, as_of: date, note:
     if as_of < parent.as_of:
         raise VersionError(f"as-of date {as_of} is before the parent's ({parent.as_of})")
     parent_gold = gold_of(parent)
-    records = parse_update(update_text, parent_gold, filename=filename)
+    try:
+        records = parse_update(update_text, parent_gold, filename=filename)
+    except UpdateError as exc:
+        raise UpdateRejected(f"the update does not apply to {parent.name!r}: {exc}",
+                             exc.problems) from None
     new_gold = apply_update(parent_gold, records)
     reasons = {(r.track, r.split, r.key): r.reason for r in records}
     changes = diff_gold(parent_gold, new_gold, reasons)

@@ -63,6 +63,7 @@ EXPECTED: dict[str, tuple[int, str]] = {
     "released.NoReleasedScore": (404, "not_found"),
     "scoring.HiddenSplitError": (404, "hidden_split"),
     "snapshots.SnapshotError": (400, "invalid_snapshot"),
+    "versions.UpdateRejected": (400, "invalid_update"),
     "versions.VersionError": (400, "invalid_version"),
     "visibility.NoSuchSubmission": (404, "not_found"),
     "visibility.NotReleased": (409, "not_released"),

@@ -287,7 +287,12 @@ def test_new_contexts_build_adds_unreleased_test_examples(app: Flask,
         for task in campaign.tasks:
             assert test.examples[test.index[task.key]].answers == ("Some City",)
         mask = gold_store.unreleased_of(version, "temp", "test")
-        assert mask is not None and int(mask.sum()) == 2
+        # The two new examples, and every released context of the question: its any_answer
+        # now holds the new answer too, as the release builds any_answer.
+        siblings = [e for e in release_gold.get("temp", "test").examples if e.id == nq_id]
+        assert all("Some City" in test.examples[test.index[e.key]].any_answers
+                   for e in siblings)
+        assert mask is not None and int(mask.sum()) == 2 + len(siblings)
 
 
 def test_both_last_responses_at_once_resolve_the_task(app: Flask) -> None:

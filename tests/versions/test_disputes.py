@@ -9,6 +9,7 @@ answer is the (hidden) gold or not; the rate limit holds, and its outage is no 5
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -144,7 +145,11 @@ def test_disputes_are_decided_built_and_credited(app: Flask, release_gold: GoldS
     assert "rejected: The source predates the question&#39;s date." in bob_page
     assert "Alice answer" not in bob_page and "Carol answer" not in bob_page
     update = text(root.get("/admin/disputes/update.jsonl"))
-    assert update.count("\n") == 2 and '"any_answer": ["Alice answer", "Alice alias"]' in update
+    # Every accepted answer goes into `answer` (the issue's change: only the first did);
+    # the other records rebuild any_answer for the questions' other contexts.
+    records = [json.loads(line) for line in update.splitlines()]
+    assert [r["key"] for r in records if "answer" in r] == [dev[0].key, test[0].key]
+    assert records[0]["answer"] == ["Alice answer", "Alice alias"]
 
     built = root.post("/admin/disputes/build", data={
         "csrf_token": csrf_token(root, "/admin/queue"), "name": "disputes-1",
@@ -164,9 +169,13 @@ def test_disputes_are_decided_built_and_credited(app: Flask, release_gold: GoldS
     assert result.exit_code == 0, result.output
     with app.app_context():
         active = gold_store.gold_of(gold_store.active_version())
-        assert active.get("temp", "dev").examples[0].answers == ("Alice answer",)
-        assert active.get("temp", "dev").examples[0].any_answers == ("Alice answer",
-                                                                    "Alice alias")
+        assert active.get("temp", "dev").examples[0].answers == ("Alice answer",
+                                                                "Alice alias")
+        # any_answer: the answers of every context of the question, as the release has it.
+        others = {a for e in release_gold.get("temp", "dev").examples
+                  if e.id == dev[0].id and e.key != dev[0].key for a in e.answers}
+        assert set(active.get("temp", "dev").examples[0].any_answers) == {
+            "Alice answer", "Alice alias", *others}
         assert active.get("temp", "test").examples[0].answers == ("Carol answer",)
     own = main(alice.get("/disputes/"))
     assert f'accepted: in gold version <a href="/versions/{version_id}">disputes-1</a>' in own
