@@ -274,10 +274,14 @@ def with_every_interval(api: Api, result: dict[str, Any], poll: float = 0.5,
     """The scored submission with the error classes' CIs: read again until the server has
     them (a read shows them as soon as they are computed), for at most attempts polls."""
     for _ in range(attempts):
-        if not pending_intervals(result):
+        pending = pending_intervals(result)
+        if not pending:
             return result
         time.sleep(poll)
-        result = api.json("GET", f"/api/v1/submissions/{result['id']}")
+        fresh = api.json("GET", f"/api/v1/submissions/{result['id']}").get("ci") or {}
+        # Only the pending CIs are taken: the rest of the answer stays the upload's own.
+        result = {**result, "ci": {**(result.get("ci") or {}),
+                                   **{name: fresh.get(name) for name in pending}}}
     return result
 
 
