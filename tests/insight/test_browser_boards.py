@@ -237,3 +237,45 @@ def test_the_home_pages_track_table_says_it_scrolls_on_a_phone(
             assert page.locator(".scroll-hint").is_visible() is overflows
             page.close()
         assert problems == []
+
+
+def test_what_the_researcher_pages_say_in_a_browser(with_baselines: dict[str, Any]) -> None:
+    """Issue items seen as a researcher sees them: this context's answers apart from the
+    other contexts', the paper's Table 6 figure under its own name, US default indented under
+    wrong place, and a board of one entry saying so; every page passes axe."""
+    ids = with_baselines["ids"]
+    with with_baselines["client"].application.app_context():
+        geo = db.session.scalars(db.select(Submission).where(
+            Submission.method_name == "geo 2")).one().id
+    with chromium(with_baselines) as (browser, url):
+        problems: list[str] = []
+        page = open_page(browser, SIZES[0], problems)
+        log_in(page, url, "alice")
+        key = "-7924170207595297549|2015|sampled_year"
+        page.goto(f"{url}/data/temp/dev/examples/{key.replace('|', '%7C')}")
+        assert page.locator("#gold li").all_inner_texts() == ["1990"]
+        others = page.inner_text("#other-context-answers")
+        assert "other contexts" in others and "2018" in others
+        assert "Also accepted" not in page.content()
+        assert serious_axe_violations(page) == []
+
+        page.goto(f"{url}/insight/submissions/{ids['strong-dev']}/diagnostics")
+        headers = page.locator("table.diagnostics th").all_inner_texts()
+        assert "Any − One (%)" in headers and not any("Other context" in h for h in headers)
+        assert serious_axe_violations(page) == []
+
+        page.goto(f"{url}/submissions/{geo}")
+        sub = page.locator("table.errors tr.subclass")
+        assert sub.count() >= 1 and "of which US default" in sub.first.inner_text()
+        padded = sub.first.locator("td").nth(1).evaluate(
+            "e => parseFloat(getComputedStyle(e).paddingLeft)")
+        plain = page.locator("table.errors tr:not(.subclass) td").nth(1).evaluate(
+            "e => parseFloat(getComputedStyle(e).paddingLeft)")
+        assert padded > plain  # drawn indented, not only marked
+        assert serious_axe_violations(page) == []
+
+        page.goto(f"{url}/leaderboards/geo?split=test")
+        page.wait_for_load_state("networkidle")
+        assert page.inner_text("p.pager").startswith("1 entry ·")
+        assert serious_axe_violations(page) == []
+        assert problems == []
