@@ -138,6 +138,5 @@ def export_csv(track: str) -> Response:
 
 @bp.app_template_filter("counted")
 def counted(number: int, singular: str, plural: str) -> str:
-    """A count with its noun in the right number, thousands separated: '1 entry', '2,000
-    entries'."""
-    return f"{number:,} {singular if number == 1 else plural}"
+    """A count with its noun in the right number: '1 entry', '2000 entries'."""
+    return f"{number} {singular if number == 1 else plural}"

@@ -19,7 +19,7 @@ from benchmark.scoring import CORRECT, CORRECT_ANY
 
 from ..extensions import db
 from ..models import Score, Submission, Team, User
-from . import gold_store, ladder, scoring, versions, visibility
+from . import gold_store, released, versions, visibility
 from .errors import ServiceError
 
 CONFUSION = {TP: "TP", FP: "FP", FN: "FN", TN: "TN"}
@@ -60,18 +60,13 @@ def pick(name: str, raw: str, user: User | None,
         raise BadPick(f"{name.upper()}: {raw[:40]!r} is not a submission number; "
                       "pick a submission from the list")
     try:
-        submission = visibility.visible(int(raw), user)
+        return released.released_score(int(raw), user)
     except visibility.NoSuchSubmission:
         raise UnseenPick(f"{name.upper()}: there is no submission {int(raw)} that you may see "
                          "(it does not exist, was deleted, or is private to another team)"
                          ) from None
-    if (withheld := ladder.message(submission)) is not None:
-        raise UnscoredPick(f"{name.upper()}: submission {submission.id} is {withheld}")
-    score = scoring.score_for(submission)
-    if score is None:
-        raise UnscoredPick(f"{name.upper()}: submission {submission.id} has no score against "
-                           "the active gold version yet")
-    return submission, score
+    except released.NoReleasedScore as exc:
+        raise UnscoredPick(f"{name.upper()}: {exc.message}") from None
 
 
 def compare_candidates(user: User | None, a: Submission | None,

@@ -14,7 +14,7 @@ def test_the_counted_filter(app: Flask) -> None:
     counted = app.jinja_env.filters["counted"]
     assert counted(1, "entry", "entries") == "1 entry"
     assert counted(0, "entry", "entries") == "0 entries"
-    assert counted(2000, "entry", "entries") == "2,000 entries"
+    assert counted(2000, "entry", "entries") == "2000 entries"
 
 
 def test_a_board_of_one_entry_says_one_entry(client: FlaskClient,
