@@ -25,12 +25,9 @@ from wtforms.validators import DataRequired, Length, Optional, ValidationError
 from benchmark import SPLITS, TRACK_INFO
 
 from . import rules
-from .inputs import clean_name, name_problem
+from .inputs import YES_WORDS, clean_name, name_problem
 from .models import ModelType
 from .services.scoring import SubmissionMeta
-
-YES_WORDS = {"yes": True, "true": True, "1": True, "on": True,
-             "no": False, "false": False, "0": False, "off": False, "": False}
 
 
 class ChoiceField(SelectField):

@@ -19,6 +19,9 @@ from .services.errors import InvalidJson, InvalidQuery, InvalidRequest, NotFound
 
 #: C0 controls except tab, newline and carriage return, and DEL: never valid in text input.
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+#: The words a yes/no field takes, and what each means (case is ignored; empty: no).
+YES_WORDS = {"yes": True, "true": True, "1": True, "on": True,
+             "no": False, "false": False, "0": False, "off": False, "": False}
 #: Longest request target (path and query) the app answers; gunicorn's own cap is higher.
 MAX_URL_LENGTH = 4096
 #: Categories refused in names: controls, format characters (bidi, zero-width), unassigned,

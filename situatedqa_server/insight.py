@@ -30,14 +30,8 @@ from .services import (
     versions,
     visibility,
 )
-from .services.leaderboards import (
-    Board,
-    BoardFilter,
-    BoardQuery,
-    board_version,
-    load_board,
-    parse_board_query,
-)
+from .services.board import BoardFilter, BoardQuery, parse_board_query
+from .services.leaderboards import Board, board_version, load_board
 from .submissions import EXAMPLES_PER_PAGE
 
 bp = Blueprint("insight", __name__, url_prefix="/insight")

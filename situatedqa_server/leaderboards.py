@@ -13,12 +13,8 @@ from benchmark.tracks import PROVENANCE_METRICS
 from . import insight
 from .models import ModelType
 from .services import gold_store
-from .services.leaderboards import (
-    Board,
-    BoardFilter,
-    load_board,
-    parse_board_query,
-)
+from .services.board import BoardFilter, parse_board_query
+from .services.leaderboards import Board, load_board
 
 bp = Blueprint("leaderboards", __name__, url_prefix="/leaderboards")
 QUERY_KEYS = ("split", "sort", "order", "hide_baselines", "model_type", "fine_tuned", "page",

@@ -3,50 +3,36 @@
 Request and response bodies and query parameters are pydantic models, declared once here;
 pydantic writes their JSON Schema (2020-12, the dialect of OpenAPI 3.1). Each leaderboard
 is its own path (/api/v1/leaderboards/temp, …) because the columns one can sort by differ
-per track: its query model is made per track from the track declarations (via sortable_columns),
-so a metric added to a track appears here without an edit.
+per track: its query model is the board module's (services/board.py query_model), made from
+the track declarations, so a metric added to a track appears here without an edit.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from flask import Blueprint, render_template
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import models_json_schema
-from werkzeug.datastructures import MultiDict
 
-from benchmark import SPLITS, TRACK_INFO, TRACKS
+from benchmark import TRACK_INFO, TRACKS
 
 from . import rules
 from .converters import MAX_ID
-from .forms import YES_WORDS
 from .models import ModelType
-from .services.errors import InvalidQuery
-from .services.leaderboards import MAX_PAGE, MAX_PER_PAGE, described_columns
+from .schema_types import SCHEMAS, Split, Track, YesNo, parameters, plain
+from .services.board import query_model
 
 bp = Blueprint("openapi", __name__)
 API = "/api/v1"
 JSON = "application/json"
 YAML = "application/yaml"
-SCHEMAS = "#/components/schemas/{model}"
-#: Text without the control characters every input refuses (see inputs.CONTROL).
-NO_CONTROLS = "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f]*$"
 URL_PATTERN = r"^https?://[A-Za-z0-9.-]+(/[!-~]*)?$"
 
 
-def one_of(values: Iterable[str], description: str | None = None) -> Any:
-    """A string field whose values are fixed at run time (tracks, splits, columns)."""
-    return Field(description=description, json_schema_extra={"enum": list(values)})
-
-
-Track = Annotated[str, one_of(TRACKS)]
-#: The words a yes/no form field takes (the form's own list; it also ignores case).
-YesNo = Annotated[str, one_of(word for word in YES_WORDS if word)]
-Split = Annotated[str, one_of(SPLITS)]
 Timestamp = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
 Metrics = Annotated[dict[str, float | None], Field(
     description="Metric name to value in percent (null: undefined).")]
@@ -321,59 +307,6 @@ class SubmissionPath(BaseModel):
     submission_id: int = Field(ge=1, le=MAX_ID, description="A submission's id.")
 
 
-class BoardQuery(BaseModel):
-    """The query of a leaderboard (the per-track models narrow sort to its columns)."""
-
-    split: Split = Field("test", description="Split.")
-    sort: str | None = Field(None, description="Column to sort by (default: the primary "
-                                               "metric).")
-    order: Literal["asc", "desc"] = Field("desc", description="Sort order.")
-    hide_baselines: YesNo | None = Field(None, description="Hide baselines and the paper's "
-                                                           "numbers.")
-    model_type: ModelType | None = Field(None, description="Only this model type.")
-    fine_tuned: Literal["yes", "no"] | None = Field(
-        None, description="Only fine-tuned (yes) or not (no) systems.")
-    page: int = Field(1, ge=1, le=MAX_PAGE, description="Page number.")
-    per_page: int | None = Field(None, ge=1, le=MAX_PER_PAGE, description="Entries per page.")
-    version: str | None = Field(None, max_length=80, pattern=NO_CONTROLS, description=(
-        "A published gold version's name (absent or empty: the active one); unknown: 404."))
-
-
-# --- the per-track query: sort columns from the track declarations -----------------------------
-
-
-def split_columns(track: str) -> dict[str, list[str]]:
-    """The sortable columns of each split of a track (the server's own rule)."""
-    return {split: described_columns(track, split) for split in SPLITS}
-
-
-def board_query(track: str) -> type[BaseModel]:
-    """The query model of one track's leaderboard: sort is one of its columns."""
-    by_split = split_columns(track)
-    return _board_query(track, tuple((split, tuple(cs)) for split, cs in by_split.items()))
-
-
-@functools.lru_cache(maxsize=64)
-def _board_query(track: str, by_split: tuple[tuple[str, tuple[str, ...]], ...]) -> type[BaseModel]:
-    """board_query for given columns, made once (a leaderboard request checks its query)."""
-    # The enum holds the columns every split has: a schema cannot make one parameter's
-    # values depend on another's, and a column of one split only (an identification source
-    # such as f1_tydi) would be valid under the schema where the server refuses it. The
-    # others are listed per split in x-columns-by-split, which the server checks.
-    every = set.intersection(*(set(cs) for _, cs in by_split)) if by_split else set()
-    columns: list[JsonValue] = [c for c in by_split[0][1] if c in every] if by_split else []
-    columns_by_split: dict[str, JsonValue] = {split: list(cs) for split, cs in by_split}
-    per_split = "; ".join(f"{split}: {', '.join(cs)}" for split, cs in by_split)
-    sort = Field(None, description=(
-        f"Column to sort by (default: the primary metric). The columns depend on the split "
-        f"({per_split}); the schema lists those of every split. A column the split lacks: "
-        "400."), json_schema_extra={"enum": columns, "x-columns-by-split": columns_by_split})
-    name = "BoardQuery_" + track.replace("-", "_")
-    model: type[BaseModel] = create_model(name, __base__=BoardQuery,
-                                          sort=(str | None, sort))
-    return model
-
-
 # --- operations -------------------------------------------------------------------------------
 
 
@@ -472,7 +405,7 @@ def operations() -> list[Operation]:
                     f"Leaderboard: {TRACK_INFO[track].title}",
                     "Ranked by the primary metric, with 95% CIs; the paper's numbers have no "
                     "rank.", Leaderboard, errors=(400, 404, 503), auth="none",
-                    query=board_query(track)) for track in TRACKS),
+                    query=query_model(track)) for track in TRACKS),
         Operation("get", f"{API}/tracks", "listTracks", "Tracks",
                   "Every track: title, metrics and the primary metric.", Tracks, auth="none"),
         Operation("get", f"{API}/quota", "getQuota", "Your team's test quota",
@@ -491,38 +424,6 @@ def operations() -> list[Operation]:
                   "The OpenAPI 3.1 description of /api/v1.", None, auth="none",
                   extra={"content": {JSON: {"schema": {"type": "object"}}}}),
     ]
-
-
-def plain(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
-    """A field's schema as a form or query value: "or null" dropped (a value is sent or not;
-    null only says it may be left out), references inlined, no title."""
-    prop = {k: v for k, v in prop.items() if k != "title"}
-    variants = [v for v in prop.pop("anyOf", []) if v.get("type") != "null"]
-    if len(variants) == 1:
-        prop = {**variants[0], **prop}
-    if "$ref" in prop:
-        prop = {**defs[prop.pop("$ref").rsplit("/", 1)[-1]], **prop}
-    if "default" in prop and prop["default"] is None:
-        del prop["default"]
-    prop.pop("title", None)
-    return prop
-
-
-@functools.lru_cache(maxsize=128)
-def parameters(model: type[BaseModel], where: str) -> list[dict[str, Any]]:
-    """OpenAPI parameters from a model's fields (its JSON Schema, one property each); made
-    once per model, so callers must not change them."""
-    schema = model.model_json_schema(ref_template=SCHEMAS)
-    required, defs = set(schema.get("required", [])), schema.get("$defs", {})
-    found = []
-    for name, prop in schema["properties"].items():
-        value = plain(prop, defs)
-        parameter = {"name": name, "in": where, "required": where == "path" or name in required,
-                     "description": value.pop("description", "")}
-        if "x-columns-by-split" in value:
-            parameter["x-columns-by-split"] = value.pop("x-columns-by-split")
-        found.append({**parameter, "schema": value})
-    return found
 
 
 def response_of(operation: Operation) -> dict[str, Any]:
@@ -599,47 +500,6 @@ def spec() -> dict[str, Any]:
         "paths": paths,
         "components": components(ops),
     }
-
-
-# --- the API checks leaderboard queries against the same description --------------------------
-
-
-def value_problem(schema: dict[str, Any], value: str) -> str | None:
-    """Why a query value does not fit its documented schema, or None when it does."""
-    if "enum" in schema and value not in schema["enum"]:
-        return f"choose one of {', '.join(map(str, schema['enum']))}"
-    if schema.get("type") == "integer":
-        if not (value.isascii() and value.isdigit()):
-            return "must be a whole number"
-        low, high = schema.get("minimum", 0), schema.get("maximum", MAX_ID)
-        if not low <= int(value) <= high:
-            return f"must be between {low} and {high}"
-    if len(value) > schema.get("maxLength", len(value)):
-        return f"must have at most {schema['maxLength']} characters"
-    return None
-
-
-def check_board_query(track: str, args: MultiDict[str, str]) -> None:
-    """400 for a leaderboard query value the description does not allow (unknown track: 404
-    later). Pages stay lenient; the API answers exactly what it documents."""
-    if track not in TRACK_INFO:
-        return
-    problems = {}
-    for parameter in parameters(board_query(track), "query"):
-        values = args.getlist(parameter["name"])
-        if len(values) > 1:
-            problems[parameter["name"]] = "give it once"
-        elif values and "x-columns-by-split" in parameter:
-            # The split's own columns (the schema's enum holds only those of every split).
-            split = args.get("split", "test")
-            allowed = parameter["x-columns-by-split"].get(split, [])
-            if split in SPLITS and values[0] not in allowed:
-                problems["sort"] = (f"the {split} split has no such column; choose one of "
-                                    f"{', '.join(allowed)}")
-        elif values and (problem := value_problem(parameter["schema"], values[0])):
-            problems[parameter["name"]] = problem
-    if problems:
-        raise InvalidQuery("some query parameters are invalid", {"fields": problems})
 
 
 @bp.get(f"{API}/openapi.json")

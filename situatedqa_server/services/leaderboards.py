@@ -16,75 +16,12 @@ from sqlalchemy import (
     union_all,
 )
 
-from benchmark import HIDDEN_SPLIT, SPLITS, TRACK_INFO
-from benchmark.scoring import source_slug
-from benchmark.tracks import PROVENANCE_METRICS
+from benchmark import TRACK_INFO
 
 from ..extensions import db
-from ..models import GoldVersion, ModelType, ReportedEntry, Score, Submission, Team
+from ..models import GoldVersion, ReportedEntry, Score, Submission, Team
 from . import board, board_cache, gold_store, versions
-from .errors import ServiceError, UnknownTrack
-
-MAX_PER_PAGE = 1000
-#: The last page number accepted: a larger one would overflow the database's OFFSET.
-MAX_PAGE = 1_000_000
-TEXT_COLUMNS = ("method_name", "team", "submitted_at")
-
-
-@dataclass(frozen=True)
-class BoardQuery:
-    """Which leaderboard page to show: track, split, order, filters, page."""
-
-    track: str
-    split: str
-    sort: str | None = None
-    ascending: bool = False
-    hide_baselines: bool = False
-    model_type: str | None = None
-    fine_tuned: bool | None = None
-    page: int = 1
-    per_page: int = 50
-    #: A published gold version's name; None for the active version.
-    version: str | None = None
-
-
-@dataclass(frozen=True)
-class BoardFilter:
-    """The entry filters of a board (what its table, charts and state of the art share)."""
-
-    hide_baselines: bool = False
-    model_type: str | None = None
-    fine_tuned: bool | None = None
-
-    @classmethod
-    def of(cls, q: BoardQuery) -> BoardFilter:
-        """The filters of a board query."""
-        return cls(q.hide_baselines, q.model_type, q.fine_tuned)
-
-    @property
-    def active(self) -> bool:
-        """Whether any filter hides entries."""
-        return self != BoardFilter()
-
-    def submission_where(self) -> tuple[Any, ...]:
-        """The SQL conditions on Submission that keep the entries the filters let through."""
-        clauses: list[Any] = []
-        if self.hide_baselines:
-            clauses.append(Submission.is_baseline.is_(False))
-        if self.model_type:
-            clauses.append(Submission.model_type == self.model_type)
-        if self.fine_tuned is not None:
-            clauses.append(Submission.fine_tuned.is_(self.fine_tuned))
-        return tuple(clauses)
-
-    def query_args(self) -> dict[str, str]:
-        """The query-string parameters that ask for these filters."""
-        args = {"hide_baselines": "1"} if self.hide_baselines else {}
-        if self.model_type:
-            args["model_type"] = self.model_type
-        if self.fine_tuned is not None:
-            args["fine_tuned"] = "yes" if self.fine_tuned else "no"
-        return args
+from .board import BoardFilter, BoardQuery, UnknownVersion, columns_of
 
 
 @dataclass
@@ -104,69 +41,6 @@ class Board:
     def pages(self) -> int:
         """The number of pages."""
         return max(1, -(-self.total // self.query.per_page))
-
-
-def columns_of(track: str, split: str, version_id: int | None = None) -> list[str]:
-    """The track's metric columns; identification adds F1 per source dataset and ROC AUC.
-
-    QA tracks end with their optional columns (not in the paper: the lenient metrics, the
-    error figures, the knowledge horizon), which the page shows only when picked; they
-    never rank. A test board whose gold version (by id; None: the active one) has examples
-    whose gold was never published ends with the provenance figures (PROVENANCE_METRICS:
-    unreleased, released, contamination gap), optional columns as well.
-    """
-    info = TRACK_INFO[track]
-    # The sources and the versions change only with the every-board stamp.
-    every = board_cache.stamp(track, split).every
-    columns = ([*info.metrics, *info.optional_metrics] if not info.identification else list(
-        board_cache.cache().shared(every, ("columns", track, split),
-                                   lambda: _columns_of(track, split))))
-    if split == HIDDEN_SPLIT and board_cache.cache().shared(
-            every, ("provenance", track, split, version_id),
-            lambda: _has_unreleased(track, split, version_id)):
-        columns += PROVENANCE_METRICS
-    return columns
-
-
-def described_columns(track: str, split: str) -> list[str]:
-    """sortable_columns, or before any gold is imported the columns the track declares
-    (identification's per-source columns need the gold): what the OpenAPI description
-    states."""
-    try:
-        return sortable_columns(track, split)
-    except gold_store.GoldUnavailable:
-        info = TRACK_INFO[track]
-        return [*info.metrics, *info.optional_metrics,
-                *(PROVENANCE_METRICS if split == HIDDEN_SPLIT else ()), *TEXT_COLUMNS]
-
-
-def sortable_columns(track: str, split: str) -> list[str]:
-    """What a board query may sort by: the split's metric columns (a test board also by the
-    provenance figures, whichever version the query names: they are the same on every test
-    board), then the text columns. The OpenAPI description states the same lists."""
-    columns = columns_of(track, split)
-    if split == HIDDEN_SPLIT:
-        columns = [*columns, *(c for c in PROVENANCE_METRICS if c not in columns)]
-    return [*columns, *TEXT_COLUMNS]
-
-
-def _has_unreleased(track: str, split: str, version_id: int | None) -> bool:
-    """Whether the board's version (None: the active one) has unreleased examples."""
-    try:
-        version = (gold_store.active_version() if version_id is None
-                   else db.session.get(GoldVersion, version_id))
-        return version is not None and gold_store.has_unreleased(version, track, split)
-    except gold_store.GoldUnavailable:
-        return False
-
-
-def _columns_of(track: str, split: str) -> list[str]:
-    """columns_of, read from the gold."""
-    columns = list(TRACK_INFO[track].metrics)
-    if TRACK_INFO[track].identification:
-        sources = gold_store.get_split(track, split).sources
-        columns += [f"f1_{source_slug(s)}" for s in sources] + ["auc"]
-    return columns
 
 
 def _sort_expressions(q: BoardQuery, primary: str) -> tuple[Any, ...]:
@@ -351,20 +225,6 @@ def reported_entry(entry: Any) -> dict[str, Any]:
     }
 
 
-class BadBoardQuery(ServiceError):
-    """A leaderboard request named an unknown split, column or filter."""
-
-    status = 400
-    code = "invalid_query"
-
-
-class UnknownVersion(BadBoardQuery):
-    """A leaderboard request named a gold version that is unknown or not yet published."""
-
-    status = 404
-    code = "unknown_version"
-
-
 def board_version_ref(q: BoardQuery) -> tuple[int, str]:
     """(id, name) of the gold version a board shows, cached under the every-board stamp."""
     every = board_cache.stamp(q.track, q.split).every
@@ -383,28 +243,3 @@ def board_version(q: BoardQuery) -> GoldVersion:
     if version is None:
         raise UnknownVersion(f"no published gold version named {q.version!r}")
     return version
-
-
-def parse_board_query(track: str, args: Any, per_page_default: int) -> BoardQuery:
-    """A BoardQuery from request arguments (split, sort, order, filters, page, per_page)."""
-    if track not in TRACK_INFO:
-        raise UnknownTrack(f"unknown track {track!r}")
-    split = args.get("split", "test")
-    if split not in SPLITS:
-        raise BadBoardQuery(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
-    sort = args.get("sort") or None
-    if sort is not None and sort not in sortable_columns(track, split):
-        raise BadBoardQuery(f"cannot sort by {sort!r}")
-    model_type = args.get("model_type") or None
-    if model_type is not None and model_type not in {m.value for m in ModelType}:
-        raise BadBoardQuery(f"unknown model type {model_type!r}")
-    fine_tuned = {"yes": True, "no": False, "": None}.get(args.get("fine_tuned", ""))
-    page = args.get("page", 1, type=int) or 1
-    if page > MAX_PAGE:
-        raise BadBoardQuery(f"the page must be between 1 and {MAX_PAGE}")
-    per_page = args.get("per_page", per_page_default, type=int) or per_page_default
-    return BoardQuery(
-        track=track, split=split, sort=sort, ascending=args.get("order") == "asc",
-        hide_baselines=args.get("hide_baselines") in ("1", "yes", "true", "on"),
-        model_type=model_type, fine_tuned=fine_tuned, page=max(1, page),
-        per_page=min(max(1, per_page), MAX_PER_PAGE), version=args.get("version") or None)

@@ -36,7 +36,7 @@ from benchmark.tracks import GAP, RELEASED, UNRELEASED
 from ..extensions import db
 from ..models import Score, Submission
 from . import board, ranking
-from .leaderboards import BoardFilter
+from .board import BoardFilter
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -15,9 +15,10 @@ from benchmark import SPLITS, TRACK_INFO
 from ..extensions import db
 from ..models import AuditLog, Snapshot, User, utcnow
 from . import gold_store, ranking
+from .board import MAX_PER_PAGE, BoardQuery
 from .errors import ServiceError
 from .exports import board_payload
-from .leaderboards import MAX_PER_PAGE, BoardQuery, load_board
+from .leaderboards import load_board
 
 BIBTEX_UNSAFE = re.compile(r"[{}\\%#&$^_~]")
 

@@ -18,7 +18,7 @@ from situatedqa_server import gunicorn_conf
 from situatedqa_server.extensions import db
 from situatedqa_server.inputs import MAX_URL_LENGTH
 from situatedqa_server.models import Submission, Team
-from situatedqa_server.services.leaderboards import sortable_columns
+from situatedqa_server.services.board import sortable_columns
 
 from .conftest import PASSWORD, api_upload, csrf_token, login, new_token, prediction_file, register
 

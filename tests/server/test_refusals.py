@@ -7,6 +7,7 @@ import ast
 from pathlib import Path
 
 import pytest
+from flask import Flask
 from flask.testing import FlaskClient
 
 import situatedqa_server
@@ -78,6 +79,39 @@ def test_the_board_rule_is_written_once() -> None:
     ranked = sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
                     if "func.rank()" in p.read_text())
     assert ranked == ["services/board.py"]
+
+
+def test_a_board_query_is_checked_in_the_board_module_alone(app: Flask) -> None:
+    """The column rules and the query validation live in the board module; the OpenAPI
+    description states the board module's own query model, and no other module checks a
+    leaderboard query."""
+    from situatedqa_server import openapi
+
+    defining = {str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
+                for node in ast.walk(ast.parse(p.read_text()))
+                if isinstance(node, ast.FunctionDef) and node.name in {
+                    "parse_board_query", "query_problems", "check_board_query",
+                    "sortable_columns", "columns_of", "described_columns"}}
+    assert defining == {"services/board.py"}
+    assert "sort=" not in Path(openapi.__file__).read_text().split("def operations")[0]
+    with app.app_context():
+        operation = next(o for o in openapi.operations()
+                         if o.path.endswith("/leaderboards/temp"))
+        assert operation.query is board.query_model("temp")
+
+
+@pytest.mark.parametrize(("query", "strict_fields"), [
+    ("page=x", {"page"}), ("order=sideways", {"order"}), ("page=1&page=2", {"page"}),
+    ("per_page=0", {"per_page"}), ("hide_baselines=maybe", {"hide_baselines"}),
+])
+def test_the_api_is_strict_where_the_pages_fall_back(client: FlaskClient, query: str,
+                                                      strict_fields: set[str]) -> None:
+    """One routine reads both: the API refuses what its description does not allow, naming
+    each parameter; the page takes the same query with its defaults."""
+    api = client.get(f"/api/v1/leaderboards/temp?{query}")
+    assert api.status_code == 400
+    assert set(api.get_json()["error"]["details"]["fields"]) == strict_fields
+    assert client.get(f"/leaderboards/temp?{query}").status_code == 200
 
 
 @pytest.mark.parametrize("url", [
