@@ -319,10 +319,11 @@ def score_columns(result: ScoreResult) -> dict[str, Any]:
             "scored_at": utcnow()}
 
 
-def completed_columns(row: Score) -> dict[str, Any] | None:
+def _completed_columns(row: Score) -> dict[str, Any] | None:
     """The columns of a row stored with errors_pending once completed: its error figures'
     CIs and its knowledge horizon added from its class codes, the numbers a full score
-    gives; None when the row is complete (or its gold has no error tables)."""
+    gives; None when the row is complete (or its gold has no error tables). The one place
+    that completes a row: complete_errors and complete_after_response apply it."""
     if not row.errors_pending or row.error_classes is None:
         return None
     gold = gold_store.gold_of(row.gold_version)
@@ -340,26 +341,23 @@ def completed_columns(row: Score) -> dict[str, Any] | None:
             "horizon": _with_horizon(metrics, ci, counts, horizon), "errors_pending": False}
 
 
-def complete_errors(rows: Iterable[Score]) -> int:
-    """Complete rows stored with errors_pending (completed_columns) in the session, not
-    committed; how many changed."""
+def complete_errors(rows: Iterable[Score], *, shown: bool = False) -> int:
+    """Complete rows stored with errors_pending; how many changed.
+
+    Stored (a rescore): the rows change in the session, not committed. Shown (a page or the
+    API): they are completed in memory only, nothing is written, so a read never takes the
+    write lock; a rescore or the upload's own completion stores them.
+    """
     done = 0
     for row in rows:
-        columns = completed_columns(row)
-        if columns is not None:
-            for name, value in columns.items():
+        columns = _completed_columns(row)
+        for name, value in (columns or {}).items():
+            if shown:
+                set_committed_value(row, name, value)
+            elif name != "id":
                 setattr(row, name, value)
-            done += 1
+        done += columns is not None
     return done
-
-
-def shown_complete(row: Score) -> Score:
-    """A row as a page or the API shows it: completed in memory when its completion has not
-    run (nothing is written: a read never takes the write lock; a rescore stores it)."""
-    columns = completed_columns(row)
-    for name, value in (columns or {}).items():
-        set_committed_value(row, name, value)
-    return row
 
 
 def complete_after_response(score_ids: Sequence[int]) -> None:
@@ -376,7 +374,7 @@ def _complete_stored(score_ids: Sequence[int]) -> None:
     """complete_after_response's work, in its own transaction."""
     updates = {columns["id"]: columns for row in db.session.scalars(
         select(Score).where(Score.id.in_(score_ids), Score.errors_pending.is_(True)))
-        if (columns := completed_columns(row)) is not None}
+        if (columns := _completed_columns(row)) is not None}
     db.session.rollback()  # the read ends here; the write takes its own lock
     if not updates:
         return

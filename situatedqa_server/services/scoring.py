@@ -215,7 +215,9 @@ def score_for(submission: Submission) -> Score | None:
     row = db.session.scalar(select(Score).where(
         Score.submission_id == shown_id(submission), Score.gold_version_id == version.id))
     # An upload's row whose completion has not run yet is shown complete (never written).
-    return evaluation.shown_complete(row) if row is not None else None
+    if row is not None:
+        evaluation.complete_errors([row], shown=True)
+    return row
 
 
 def example_rows(submission: Submission) -> list[dict[str, Any]]:
