@@ -16,7 +16,9 @@ from flask import Flask, Response, current_app, g, render_template, request, ses
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException, InternalServerError, MethodNotAllowed
 
-from .services.errors import ServiceError
+from benchmark import UnknownTrackError
+
+from .services.errors import ServiceError, UnknownTrack
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +96,13 @@ def render_service_error(error: ServiceError) -> tuple[Any, int]:
                    error.headers)
 
 
+def render_unknown_track(error: UnknownTrackError) -> tuple[Any, int]:
+    """The library's unknown track or split, reaching a view: the server's one UnknownTrack
+    (404 not_found), so that a name the benchmark lacks is answered alike wherever it is
+    read."""
+    return render_service_error(UnknownTrack(str(error)))
+
+
 def respond(status: int, code: str, message: str, details: Any,
             headers: dict[str, str]) -> tuple[Any, int]:
     """The one JSON error shape under /api/, the site's error page elsewhere."""
@@ -149,5 +158,6 @@ def init_app(app: Flask) -> None:
     """Register the handlers on the app (all paths, so unknown /api/ routes get JSON too)."""
     app.register_error_handler(HTTPException, render_error)
     app.register_error_handler(ServiceError, render_service_error)
+    app.register_error_handler(UnknownTrackError, render_unknown_track)
     app.register_error_handler(Exception, handle_unexpected)
     app.after_request(add_security_headers)

@@ -43,7 +43,7 @@ from ..models import (
     utcnow,
 )
 from . import audit, gold_store, jobs, proposed_gold
-from .errors import ServiceError, UnknownTrack
+from .errors import ServiceError, known_track
 
 MAX_TASKS = 2000
 DATE_PATTERN = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
@@ -196,9 +196,7 @@ def create_campaign(name: str, kind: str, track: str, split: str, as_of: date,
         raise CampaignError(f"a campaign named {name!r} exists already")
     if kind not in {k.value for k in CampaignKind}:
         raise CampaignError(f"kind must be one of {[k.value for k in CampaignKind]}")
-    if track not in TRACK_INFO:
-        raise UnknownTrack(f"unknown track {track!r}; choose from {list(TRACK_INFO)}")
-    info = TRACK_INFO[track]
+    info = TRACK_INFO[known_track(track)]
     if info.identification:
         raise CampaignError(f"{track} is an identification track: campaigns annotate answers")
     if kind in KIND_FIELD and KIND_FIELD[kind] not in info.context_fields:

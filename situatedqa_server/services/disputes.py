@@ -22,7 +22,7 @@ from benchmark import HIDDEN_SPLIT, SPLITS, TRACK_INFO, Example
 from ..extensions import db
 from ..models import Dispute, DisputeStatus, GoldVersion, User, utcnow
 from . import audit, gold_store, jobs, proposed_gold, versions
-from .errors import ServiceError
+from .errors import ServiceError, UnknownTrack
 
 MAX_COMMENT = 2000
 MAX_REASON = 200
@@ -69,7 +69,9 @@ class DisputeNotFound(ServiceError):
 def example_of(track: str, split: str, key: str) -> Example:
     """The example participants see under this key (test: the release's inputs, so a key
     only a later version added is as unknown as any other), else UnknownExample."""
-    if track not in TRACK_INFO or split not in SPLITS:
+    if track not in TRACK_INFO:  # the one unknown-track error, saying which board was asked
+        raise UnknownTrack(f"no board {track}/{split}: the benchmark has no track {track!r}")
+    if split not in SPLITS:
         raise UnknownExample(f"no board {track}/{split}")
     data = gold_store.get_split(track, split)
     position = data.index.get(key)

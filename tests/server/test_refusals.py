@@ -124,3 +124,21 @@ def test_an_unknown_track_is_one_error_with_one_status(client: FlaskClient, url:
     if url.startswith("/api/"):
         assert response.get_json()["error"]["code"] == "not_found"
     assert "nosuch" in response.get_data(as_text=True)
+
+
+def test_the_librarys_unknown_track_is_the_servers_one_error(app: Flask) -> None:
+    """benchmark.UnknownTrackError reaching a view is answered as UnknownTrack: 404
+    not_found, on a page and in the API, never a 500."""
+    from benchmark import track_info
+
+    def read_track(track: str) -> str:
+        return track_info(track).title
+
+    app.add_url_rule("/api/v1/probe/<track>", view_func=read_track)
+    app.add_url_rule("/probe/<track>", "probe_page", view_func=read_track)
+    client = app.test_client()
+    api = client.get("/api/v1/probe/nosuch")
+    assert api.status_code == 404 and api.get_json()["error"]["code"] == "not_found"
+    assert "nosuch" in api.get_json()["error"]["message"]
+    page = client.get("/probe/nosuch")
+    assert page.status_code == 404 and "nosuch" in page.get_data(as_text=True)
