@@ -144,7 +144,8 @@ def answers_of(gold: GoldSplit, texts: list[str]) -> Predictions:
     return Predictions(gold.track, gold.split, "test", answers=tuple(texts), keys=gold.keys)
 
 
-def test_em_all_right_on_four_examples_is_wide(tiny_temp: GoldSplit) -> None:
+def test_em_all_right_on_four_examples_is_wide_and_half_right_keeps_its_bootstrap(
+        tiny_temp: GoldSplit) -> None:
     result = score(tiny_temp, answers_of(tiny_temp, [e.answers[0] for e in tiny_temp]),
                    resamples=200)
     assert result.metrics["em"] == 100.0
@@ -152,19 +153,15 @@ def test_em_all_right_on_four_examples_is_wide(tiny_temp: GoldSplit) -> None:
     assert result.ci["em_static"] == percent(wilson_interval(1, 1))  # 1 of 1: [20.65, 100]
     # The lenient metrics equal EM here: they carry the same interval.
     assert result.ci["em_equiv"] == result.ci["f1"] == result.ci["em"]
-
-
-def test_em_in_between_keeps_its_bootstrap(tiny_temp: GoldSplit) -> None:
+    # No CIs asked for: none, at 100% as anywhere.
+    assert score(tiny_temp, answers_of(tiny_temp, [e.answers[0] for e in tiny_temp]),
+                 resamples=0).ci["em"] is None
+    # Half right: the bootstrap, as without the rule.
     texts = [e.answers[0] if i % 2 else "wrong" for i, e in enumerate(tiny_temp)]
-    result = score(tiny_temp, answers_of(tiny_temp, texts), resamples=200, seed=3)
-    codes = (result.outcomes & 1).astype(np.int64)
-    assert result.ci["em"] == metric_from_codes(codes, 2, accuracy_from_binary, name="em",
-                                                seed=3, resamples=200).ci
-
-
-def test_no_ci_asked_for_gives_none_at_0_percent(tiny_temp: GoldSplit) -> None:
-    result = score(tiny_temp, answers_of(tiny_temp, ["wrong"] * len(tiny_temp)), resamples=0)
-    assert result.metrics["em"] == 0.0 and result.ci["em"] is None
+    half = score(tiny_temp, answers_of(tiny_temp, texts), resamples=200, seed=3)
+    codes = (half.outcomes & 1).astype(np.int64)
+    assert half.ci["em"] == metric_from_codes(codes, 2, accuracy_from_binary, name="em",
+                                              seed=3, resamples=200).ci
 
 
 def test_em_equiv_at_100_percent_where_em_is_not() -> None:
@@ -184,17 +181,13 @@ def test_token_f1_at_100_percent_where_em_is_not(tiny_present: GoldSplit) -> Non
     assert result.metrics["em"] == pytest.approx(200 / 3)
     assert result.metrics["f1"] == 100.0
     assert result.ci["f1"] == percent(wilson_interval(3, 3))
-
-
-def test_token_f1_with_partial_credit_keeps_its_bootstrap(tiny_present: GoldSplit) -> None:
     # Partial credit is no share: the bootstrap stays, a point when every F1 is the same
     # (the card's Limitations), here one in two tokens right everywhere (F1 2/3 each).
-    texts = ["Paris France", "London England", "Joe"]
-    result = score(tiny_present, answers_of(tiny_present, texts), resamples=200)
-    assert result.f1 is not None
-    assert result.ci["f1"] == mean_metric(result.f1, name="f1", seed=DEFAULT_SEED,
-                                          resamples=200).ci
-    assert mean_ci(result.f1, result.ci["f1"]) is result.ci["f1"]
+    partial = score(tiny_present, answers_of(tiny_present, ["Paris France", "London England",
+                                                            "Joe"]), resamples=200)
+    assert partial.f1 is not None
+    assert partial.ci["f1"] == mean_metric(partial.f1, name="f1", seed=DEFAULT_SEED,
+                                           resamples=200).ci
 
 
 def test_token_f1_at_0_percent_is_a_share_of_zeros() -> None:

@@ -218,7 +218,7 @@ def test_none_right_of_three_unreleased_gets_a_wide_interval() -> None:
 
 def test_the_gap_on_three_unreleased_beside_a_thousand_released_is_wide() -> None:
     # 514 of 1,000 released right, 0 of 3 unreleased: the gap is 51.4 points. The bootstrap
-    # drew only the released side's noise (about [48.3, 54.5]); Newcombe's interval keeps
+    # drew only the released side's noise ([48.0, 54.6]); Newcombe's interval keeps
     # the three examples' uncertainty, and reaches below 0: no gap is not ruled out.
     examples = [qa(key(n), (f"answer {n}",)) for n in range(1, 1004)]
     split = GoldSplit("temp", "test", examples)
