@@ -132,7 +132,9 @@ def codes_value(value: MetricValue, codes: IntArray, n_categories: int,
     share (SHARES); any other statistic's value as it is. A precision (recall) with no
     predicted (gold) positive is a share of no example: its bootstrap CI stays."""
     counted = SHARES.get(statistic)
-    if counted is None or value.ci is None:
+    # A share is 0% or 100% exactly when its value is (100 * k / n is exact at k = 0 and
+    # k = n, and below 100 otherwise for any n under 10^16): the counts only then.
+    if counted is None or value.ci is None or value.value not in (0.0, 100.0):
         return value
     counts = np.bincount(codes, minlength=n_categories)
     of, among = counted
