@@ -11,8 +11,8 @@ The rule, in one sentence (the metric card says it): a share at 0% or 100% gets 
 Wilson score interval, and the contamination gap, whenever one of its two sides is at 0% or
 100%, Newcombe's hybrid score interval; every other figure keeps its percentile bootstrap.
 
-The bootstrap is kept elsewhere so that every interval it gives today stays bit for bit
-what it was (a board's published CIs, the reference submissions' pinned ones). Its known
+The bootstrap is kept everywhere else, so the rule leaves every interval it gives bit for
+bit as it is (a board's published CIs, the reference submissions' pinned ones). Its known
 weakness near the ends (1 of 20 right: bootstrap [0, 15], Wilson [0.89, 23.61]) is the
 metric card's Limitations, not a rule here.
 
