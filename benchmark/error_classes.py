@@ -13,7 +13,9 @@ how its gold gives them). The work is split as the server needs it:
   of all examples of the partition) and `{class}_share{suffix}` (share of the wrong ones),
   on the bootstrap of the paper's EM: each resample's number wrong is EM's own draw (its
   stream, seed and resample count), split among the classes by conditional binomial draws
-  from a stream of its own, which is a multinomial resample of the examples' classes;
+  from a stream of its own, which is a multinomial resample of the examples' classes; a
+  figure at 0% or 100%, which no resample can move, takes the Wilson interval instead
+  (intervals.py);
 * `compare_errors` is the paired comparison of two submissions' figures;
 * `reclassify` re-evaluates chosen examples (an incremental rescore: see incremental.py).
 """
@@ -31,6 +33,7 @@ from typing import Final
 import numpy as np
 
 from .gold import GoldError, GoldSet, GoldSplit
+from .intervals import share_ci
 from .metrics import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -263,7 +266,9 @@ def error_metrics(gold: GoldSplit, codes: IntArray, *, seed: int = DEFAULT_SEED,
 
     `{class}_rate{suffix}`: percent of the partition's examples in the class (count: the
     partition's size); `{class}_share{suffix}`: percent of its wrong examples (count: the
-    number wrong; None when none is wrong). resamples=0 skips the CIs.
+    number wrong; None when none is wrong). resamples=0 skips the CIs. A rate or share at 0%
+    or 100% takes the Wilson interval of its count (intervals.share_ci), a share that of its
+    k of the number wrong.
     """
     info = track_info(gold.track)
     rule = _rule(info)
@@ -281,7 +286,7 @@ def error_metrics(gold: GoldSplit, codes: IntArray, *, seed: int = DEFAULT_SEED,
             members = class_members(name)
             k = sum(int(counts[code]) for code in members)
             rate_ci: tuple[float, float] | None = None
-            share_ci: tuple[float, float] | None = None
+            wrong_ci: tuple[float, float] | None = None
             if drawn is not None:
                 total, draws = drawn
                 hits = draws[members[0]] if len(members) == 1 else np.sum(
@@ -290,11 +295,12 @@ def error_metrics(gold: GoldSplit, codes: IntArray, *, seed: int = DEFAULT_SEED,
                 if wrong:
                     with np.errstate(invalid="ignore", divide="ignore"):
                         shares: FloatArray = 100.0 * hits / total
-                    share_ci = percentile_interval(shares)
+                    wrong_ci = percentile_interval(shares)
             values[f"{name}_rate{suffix}"] = (
-                MetricValue(100.0 * k / n, rate_ci, n) if n else MetricValue(None, None, 0))
+                MetricValue(100.0 * k / n, share_ci(k, n, rate_ci), n) if n
+                else MetricValue(None, None, 0))
             values[f"{name}_share{suffix}"] = (
-                MetricValue(100.0 * k / wrong, share_ci, wrong) if wrong
+                MetricValue(100.0 * k / wrong, share_ci(k, wrong, wrong_ci), wrong) if wrong
                 else MetricValue(None, None, 0))
     return {name: values[name] for name in info.error_metrics}
 

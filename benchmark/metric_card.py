@@ -21,11 +21,17 @@ NORMALIZATION: Final = (
     "space collapsed. EM counts a prediction right when its normalized form equals the "
     "normalized form of any gold answer of its context.")
 CI_METHOD: Final = (
-    "Every metric is a percentage (0-100) with a 95% percentile-bootstrap confidence "
-    "interval: the examples of the metric's partition are resampled with replacement "
-    f"({DEFAULT_RESAMPLES:,} resamples offline; the server's count is on its metrics pages), "
-    f"seeded (seed {DEFAULT_SEED}, one stream per metric name), so an interval is "
-    "reproducible. A metric over an empty partition is undefined (null), never 0.")
+    "Every metric is a percentage (0-100) with a 95% confidence interval, a percentile "
+    "bootstrap unless a share is at 0% or 100%: the examples of the metric's partition are "
+    f"resampled with replacement ({DEFAULT_RESAMPLES:,} resamples offline; the server's count "
+    f"is on its metrics pages), seeded (seed {DEFAULT_SEED}, one stream per metric name), so "
+    "an interval is reproducible. A share (EM, em_equiv, accuracy, precision, recall, an "
+    "error-class rate or share, unreleased, released; token F1 when every example's F1 is 0, "
+    "or every one 1) at 0% or 100% takes the Wilson score interval instead: no resample of "
+    "0 right in n can hold a right one, so the bootstrap's interval would be a point, as "
+    "narrow on 3 examples as on 3,000. The contamination gap takes Newcombe's hybrid score "
+    "interval (method 10, from the two sides' Wilson intervals) when either side is at 0% or "
+    "100%. A metric over an empty partition is undefined (null), never 0.")
 RANK_GROUPS: Final = (
     "Walking down a board ranked by its primary metric, an entry joins the group of the entry "
     "directly above it when the two-sided paired bootstrap test of their difference (same "
@@ -70,9 +76,10 @@ PROVENANCE_DEFINITIONS: Final = {
     RELEASED: "Not in the paper, never ranks: {statistic} on the test examples whose gold "
               "answer is the public release's.",
     GAP: "Not in the paper, never ranks: released minus unreleased {statistic}, in points, "
-         "its CI from resampling the two example sets apart; its n is the two counts it "
-         "compares (released's and unreleased's), never the split's. An indication of "
-         "contamination, not a proof: the new examples may simply be harder.",
+         "its CI from resampling the two example sets apart (Newcombe's hybrid score interval "
+         "when either side is at 0% or 100%); its n is the two counts it compares "
+         "(released's and unreleased's), never the split's. An indication of contamination, "
+         "not a proof: the new examples may simply be harder.",
 }
 
 

@@ -10,12 +10,14 @@ and a submission's outcome codes, so an incremental rescore gives what a full on
 The figures (not in the paper, never ranking a board):
 
 * ``unreleased``: the track's per-example correctness (EM on QA tracks, accuracy on the
-  identification tracks) on the unreleased examples, with a bootstrap CI drawn as the
-  paper's partitions' are (its own seeded stream);
+  identification tracks) on the unreleased examples, with its CI as the paper's
+  partitions' (a bootstrap on its own seeded stream, the Wilson interval at 0% or 100%);
 * ``released``: the same on the other examples;
 * ``contamination_gap``: released minus unreleased, in points. The two are different
   examples, so its CI comes from a bootstrap that resamples each set on its own (two
-  independent binomial draws per resample, streams of their own). A positive gap is an
+  independent binomial draws per resample, streams of their own), or, when either side is
+  at 0% or 100% (where that side's draws cannot vary: often the few unreleased examples),
+  Newcombe's hybrid score interval of the two (intervals.py). A positive gap is an
   indication of contamination, not a proof: the new examples may simply be harder.
 """
 
@@ -27,6 +29,7 @@ from typing import Final
 import numpy as np
 
 from .gold import Example, GoldSplit
+from .intervals import codes_value, difference_ci
 from .metrics import (
     TN,
     TP,
@@ -119,7 +122,7 @@ def gap_interval(k_released: int, n_released: int, k_unreleased: int, n_unreleas
     sets independently: per resample, Binomial(n, k/n) right answers on each side (the
     count of right answers in n examples drawn with replacement), each side from its own
     stream (GAP_STREAMS); the percentile interval of the differences. None without CIs or
-    when a side is empty."""
+    when a side is empty. provenance_values keeps it unless a side is at 0% or 100%."""
     if resamples <= 0 or n_released == 0 or n_unreleased == 0:
         return None
     released_stream, unreleased_stream = GAP_STREAMS
@@ -133,16 +136,18 @@ def gap_interval(k_released: int, n_released: int, k_unreleased: int, n_unreleas
 
 def provenance_values(split: GoldSplit, outcomes: IntArray, mask: BoolArray, *, seed: int,
                       resamples: int) -> dict[str, MetricValue]:
-    """The unreleased and released figures and the contamination gap of a score's outcomes
-    (see the module); {} when no example is unreleased."""
+    """The unreleased and released figures and the contamination gap of a score's outcomes,
+    their CIs by the score-interval rule (see the module); {} when no example is
+    unreleased."""
     if mask.shape != (len(split),):
         raise ValueError("the unreleased mask must cover every example of the split")
     if not mask.any():
         return {}
     correct = correct_of(split, outcomes).astype(np.int64)
     values = {
-        name: metric_from_codes(correct[part], 2, accuracy_from_binary, name=name, seed=seed,
-                                resamples=resamples)
+        name: codes_value(metric_from_codes(correct[part], 2, accuracy_from_binary, name=name,
+                                            seed=seed, resamples=resamples),
+                          correct[part], 2, accuracy_from_binary)
         for name, part in ((UNRELEASED, mask), (RELEASED, ~mask))}
     unreleased, released = values[UNRELEASED], values[RELEASED]
     gap = (None if released.value is None or unreleased.value is None
@@ -151,9 +156,10 @@ def provenance_values(split: GoldSplit, outcomes: IntArray, mask: BoolArray, *, 
     k_unreleased = int(correct[mask].sum())
     # The gap has no n of its own: it compares two (RELEASED's and UNRELEASED's counts),
     # which gap_counts shows; its count is 0 and results leave it out of their counts.
-    values[GAP] = MetricValue(
-        gap, gap_interval(k_released, released.count, k_unreleased, unreleased.count,
-                          seed=seed, resamples=resamples) if gap is not None else None, 0)
+    values[GAP] = MetricValue(gap, None if gap is None else difference_ci(
+        k_released, released.count, k_unreleased, unreleased.count,
+        gap_interval(k_released, released.count, k_unreleased, unreleased.count, seed=seed,
+                     resamples=resamples)), 0)
     return values
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar, cast
 
 import numpy as np
@@ -15,6 +15,7 @@ from .error_classes import ErrorTables, classify, error_metrics
 from .formats import Predictions
 from .gold import GoldSplit
 from .horizon import Horizon, knowledge_horizon
+from .intervals import codes_value, mean_ci, share_value
 from .metrics import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -257,7 +258,8 @@ def _lenient_plan(gold: GoldSplit) -> _LenientPlan:
 def _lenient_values(gold: GoldSplit, outcomes: IntArray, f1: FloatArray, f1_any: FloatArray,
                     paper: dict[str, MetricValue], *, seed: int, resamples: int
                     ) -> dict[str, MetricValue]:
-    """em_equiv and token F1 on EM's partitions, with bootstrap CIs (see metrics.py).
+    """em_equiv and token F1 on EM's partitions, with bootstrap CIs (see metrics.py), by the
+    score-interval rule at 0% or 100% (intervals.py).
 
     Where a lenient metric's per-example values equal EM's on its partition, it is EM's
     metric (same data, same bootstrap distribution), so EM's value and CI are reused. The
@@ -288,12 +290,13 @@ def _lenient_values(gold: GoldSplit, outcomes: IntArray, f1: FloatArray, f1_any:
             else:
                 k = int(np.count_nonzero(np.logical_and(equiv, plan.masks[source])))
                 n = plan.sizes[source]
-            values[name] = binary_metric_of_counts(k, n, name=name, seed=seed,
-                                                   resamples=resamples)
+            values[name] = share_value(binary_metric_of_counts(k, n, name=name, seed=seed,
+                                                               resamples=resamples), k)
         else:
             part = f1 if source == _PLAIN else f1_any if source == _ANY else f1[
                 plan.masks[source]]
-            values[name] = mean_metric(part, name=name, seed=seed, resamples=resamples)
+            mean = mean_metric(part, name=name, seed=seed, resamples=resamples)
+            values[name] = replace(mean, ci=mean_ci(part, mean.ci))
     return values
 
 
@@ -307,7 +310,8 @@ def score(
     errors: ErrorTables | None = None,
     error_intervals: bool = True,
 ) -> ScoreResult:
-    """Every metric of the track with its bootstrap CI (resamples=0 skips the CIs).
+    """Every metric of the track with its 95% CI (resamples=0 skips the CIs): the percentile
+    bootstrap, or a share's Wilson interval at 0% or 100% (intervals.py).
 
     QA tracks also get the lenient metrics (em_equiv, token f1; not in the paper) unless
     lenient=False; given the split's error tables (error_classes.error_tables), also the
@@ -356,8 +360,9 @@ def result_from_outcomes(
     if (errors is None) != (error_classes is None):
         raise ValueError("error classes need their error tables, and the tables the classes")
     values: dict[str, MetricValue] = {
-        name: metric_from_codes(codes, categories, statistic,
-                                name=name, seed=seed, resamples=resamples)
+        name: codes_value(metric_from_codes(codes, categories, statistic, name=name,
+                                            seed=seed, resamples=resamples),
+                          codes, categories, statistic)
         for name, codes, categories, statistic in _metric_specs(gold, outcomes)
     }
     if gold.is_identification and scores is not None:

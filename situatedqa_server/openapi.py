@@ -37,7 +37,8 @@ Timestamp = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
 Metrics = Annotated[dict[str, float | None], Field(
     description="Metric name to value in percent (null: undefined).")]
 Intervals = Annotated[dict[str, Annotated[list[float], Field(min_length=2, max_length=2)] | None],
-                      Field(description="Metric name to its 95% bootstrap CI [low, high].")]
+                      Field(description="Metric name to its 95% CI [low, high]: a bootstrap, or "
+                            "a score interval where a share is 0% or 100% (/metrics/).")]
 Counts = Annotated[dict[str, int], Field(
     description="Metric name to the number of examples behind it.")]
 

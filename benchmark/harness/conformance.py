@@ -1,9 +1,10 @@
 """One scorer everywhere: its fingerprint and the published conformance vectors.
 
 The fingerprint is a SHA-256 over the source of the modules that decide a score
-(normalization, answer equivalence, metrics, scoring, the track registry) and over the
-conformance vectors: the CLI, the API's responses, the lm-eval and Inspect tasks and the
-`evaluate` metric print it, so a number says which scorer produced it.
+(normalization, answer equivalence, metrics and their intervals, scoring, the track registry,
+the error classes) and over the conformance vectors: the CLI, the API's responses, the
+lm-eval and Inspect tasks and the `evaluate` metric print it, so a number says which scorer
+produced it.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from ..scoring import ScoreResult, score
 CONFORMANCE_PATH = Path(__file__).resolve().parent / "conformance.json"
 _PACKAGE = Path(__file__).resolve().parent.parent
 #: The modules whose source decides a score, in a fixed order.
-SCORER_MODULES = ("normalize.py", "equivalence.py", "metrics.py", "scoring.py", "tracks.py",
-                  "situations.py", "error_classes.py")
+SCORER_MODULES = ("normalize.py", "equivalence.py", "metrics.py", "intervals.py", "scoring.py",
+                  "tracks.py", "situations.py", "error_classes.py")
 #: Characters of the hex digest shown (64 bits: enough to tell scorers apart).
 FINGERPRINT_LENGTH = 16
 

@@ -21,6 +21,7 @@ import yaml
 from flask import current_app, url_for
 
 from benchmark import TRACK_INFO
+from benchmark.intervals import BOOTSTRAP, interval_method
 from benchmark.metrics import CONFIDENCE
 
 from ..extensions import db
@@ -32,7 +33,6 @@ from .leaderboards import iso
 #: The Every Eval Ever schema version the record follows (its `eval.schema.json`).
 EVERY_EVAL_EVER_SCHEMA = "0.3.0"
 SOURCE_NAME = "SituatedQA evaluation server"
-CI_METHOD = "percentile bootstrap over the examples"
 #: Where the release's data come from (gold/manifest.json pins its commit).
 RELEASE_URL = "https://github.com/mikejqzhang/SituatedQA"
 
@@ -112,13 +112,19 @@ def ci_of(score: Score, metric: str) -> tuple[float, float] | None:
     return float(bounds[0]), float(bounds[1])
 
 
+def method_of(run: ScoredRun, metric: str) -> str:
+    """How a metric's CI was computed, in words: the bootstrap with its resamples, or the
+    Wilson score interval of a share at 0% or 100% (benchmark.intervals)."""
+    method = interval_method((run.score.metrics or {}).get(metric), ci_of(run.score, metric))
+    return f"{method}, {run.resamples:,} resamples" if method == BOOTSTRAP else method
+
+
 def notes_of(run: ScoredRun, metric: str) -> str:
     """The partition, n and CI behind one value, for the Hub entry's `notes`."""
     score = run.score
     info = TRACK_INFO[score.track]
     ci = ci_of(score, metric)
-    interval = (f"95% CI {ci[0]:.2f}-{ci[1]:.2f} ({CI_METHOD}, {run.resamples:,} resamples)"
-                if ci else "no CI")
+    interval = f"95% CI {ci[0]:.2f}-{ci[1]:.2f} ({method_of(run, metric)})" if ci else "no CI"
     return (f"{info.label(metric)} on {DATASET_NAME} {score.track} {score.split}, "
             f"{partition_text(score.track, metric)}; n = {examples_of(score, metric):,}; "
             f"{interval}; "
@@ -147,9 +153,13 @@ def eval_results_yaml(run: ScoredRun) -> str:
 def uncertainty(run: ScoredRun, metric: str) -> dict[str, Any]:
     """Every Eval Ever's `uncertainty` of one metric: its CI, n and the resamples."""
     ci = ci_of(run.score, metric)
-    interval = ({"confidence_interval": {"lower": ci[0], "upper": ci[1],
-                                         "confidence_level": CONFIDENCE, "method": CI_METHOD},
-                 "num_bootstrap_samples": run.resamples} if ci else {})
+    method = interval_method((run.score.metrics or {}).get(metric), ci)
+    interval: dict[str, Any] = {}
+    if ci:
+        interval["confidence_interval"] = {"lower": ci[0], "upper": ci[1],
+                                           "confidence_level": CONFIDENCE, "method": method}
+        if method == BOOTSTRAP:  # a score interval draws no resample
+            interval["num_bootstrap_samples"] = run.resamples
     return {**interval, "num_samples": examples_of(run.score, metric)}
 
 

@@ -28,6 +28,7 @@ from sqlalchemy import func, select
 
 from benchmark import TRACK_INFO, GoldSplit
 from benchmark.equivalence import lenient_family
+from benchmark.intervals import codes_value
 from benchmark.metrics import accuracy_from_binary, metric_from_codes
 from benchmark.scoring import CORRECT
 from benchmark.situations import date_span
@@ -329,8 +330,10 @@ def years_plot(submission: Submission, score: Score, gold: GoldSplit) -> PlotSpe
     bins = year_buckets(gold, MIN_TEST_BUCKET)
     bars = []
     for b in bins:
-        value = metric_from_codes(outcomes[b.mask], 2, accuracy_from_binary,
-                                  name=f"year:{b.label}", seed=20211107, resamples=500)
+        codes = outcomes[b.mask]
+        value = codes_value(metric_from_codes(codes, 2, accuracy_from_binary,
+                                              name=f"year:{b.label}", seed=20211107,
+                                              resamples=500), codes, 2, accuracy_from_binary)
         bars.append(Bar(b.label, value.value, value.ci, int(b.mask.sum())))
     undated = int((context_years(gold) < 0).sum())
     return PlotSpec(

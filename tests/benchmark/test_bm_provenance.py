@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from benchmark import Example, GoldSplit, Predictions, parse_predictions, score
+from benchmark.intervals import newcombe_interval, wilson_interval
 from benchmark.metrics import (
     DEFAULT_SEED,
     accuracy_from_binary,
@@ -190,3 +191,47 @@ def test_origins_by_hand() -> None:
         RELEASE_ORIGIN, CHANGED_ORIGIN, CHANGED_ORIGIN, CHANGED_ORIGIN, ADDED_ORIGIN,
         ADDED_ORIGIN]
     assert origins(RELEASE, RELEASE) == [RELEASE_ORIGIN] * len(RELEASE)
+
+
+# --- the score intervals where a side cannot vary (benchmark.intervals) -----------------------
+
+
+def test_none_right_of_three_unreleased_gets_a_wide_interval() -> None:
+    # Right on the three released examples (1, 2, 4), wrong on the three unreleased ones:
+    # each bootstrap draw of 0 right of 3 is 0 right, so the bootstrap said [0, 0].
+    outcomes = np.array([1, 1, 0, 1, 0, 0])
+    values = provenance_values(VERSION, outcomes, np.array(MASK), seed=DEFAULT_SEED,
+                               resamples=2000)
+    assert values[UNRELEASED].value == 0.0
+    # Wilson, 0 of 3: [0, z² / (3 + z²)] = [0, 56.15].
+    assert values[UNRELEASED].ci == (0.0, pytest.approx(56.15, abs=5e-3))
+    assert values[UNRELEASED].ci == tuple(100 * x for x in wilson_interval(0, 3))
+    # Released, 3 of 3: [43.85, 100].
+    assert values[RELEASED].ci == tuple(100 * x for x in wilson_interval(3, 3))
+    # The gap, 100 points, is Newcombe's interval of 3/3 - 0/3, not [100, 100].
+    assert values[GAP].value == 100.0
+    assert values[GAP].ci == tuple(100 * x for x in newcombe_interval(3, 3, 0, 3))
+    low, high = values[GAP].ci or (0.0, 0.0)
+    # 1 - sqrt((1 - 0.4385)² + 0.5615²) = 1 - 0.7941: [20.59, 100].
+    assert (low, high) == (pytest.approx(20.59, abs=5e-3), 100.0)
+
+
+def test_the_gap_on_three_unreleased_beside_a_thousand_released_is_wide() -> None:
+    # 514 of 1,000 released right, 0 of 3 unreleased: the gap is 51.4 points. The bootstrap
+    # drew only the released side's noise ([48.0, 54.6]); Newcombe's interval keeps
+    # the three examples' uncertainty, and reaches below 0: no gap is not ruled out.
+    examples = [qa(key(n), (f"answer {n}",)) for n in range(1, 1004)]
+    split = GoldSplit("temp", "test", examples)
+    mask = np.zeros(1003, dtype=np.bool_)
+    mask[1000:] = True
+    outcomes = np.zeros(1003, dtype=np.int64)
+    outcomes[:514] = 1
+    values = provenance_values(split, outcomes, mask, seed=DEFAULT_SEED, resamples=2000)
+    assert values[GAP].value == pytest.approx(51.4)
+    assert values[GAP].ci == tuple(100 * x for x in newcombe_interval(514, 1000, 0, 3))
+    low, high = values[GAP].ci or (0.0, 0.0)
+    assert low < 0 < values[GAP].value < high  # type: ignore[operator]
+    assert high - low > 50
+    # The released side alone, 514 of 1,000, keeps its bootstrap.
+    assert values[RELEASED].ci == accuracy_interval(486, 1000, rng_for(DEFAULT_SEED, RELEASED),
+                                                    2000)

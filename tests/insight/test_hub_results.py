@@ -13,6 +13,7 @@ import json
 import sys
 import zipfile
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import jsonschema
@@ -25,9 +26,11 @@ from huggingface_hub import eval_result_entries_to_yaml, parse_eval_result_entri
 from werkzeug.test import TestResponse
 
 from benchmark import TRACK_INFO
+from benchmark.intervals import WILSON, wilson_interval
 from situatedqa_server import client as cli
 from situatedqa_server.extensions import db
 from situatedqa_server.models import GoldVersion
+from situatedqa_server.services import hub_results
 
 from .conftest import LiveServer
 
@@ -159,3 +162,27 @@ def test_client_export_writes_each_format(seeded: dict[str, Any], app: Flask,
         json.loads(outputs["every-eval-ever"]))
     assert "model-index" in yaml.safe_load(outputs["model-index"])
     assert missing.exit_code != 0 and "no such submission" in missing.output
+
+
+def test_a_share_at_0_percent_names_the_wilson_interval() -> None:
+    """The record names each CI's method: EM at 0% of 3 carries the Wilson interval (no
+    resamples behind it), EM in between the bootstrap; a score stored before the rule, at 0%
+    with the bootstrap's point, keeps the bootstrap's name."""
+    wilson = [100 * x for x in wilson_interval(0, 3)]
+    score = SimpleNamespace(track="temp", split="test", n=6,
+                            metrics={"em": 50.0, "em_static": 0.0, "em_sampled": 0.0},
+                            ci={"em": [10.0, 90.0], "em_static": wilson,
+                                "em_sampled": [0.0, 0.0]},
+                            counts={"em": 6, "em_static": 3, "em_sampled": 3})
+    run = SimpleNamespace(score=score, resamples=2000)
+    static = hub_results.uncertainty(run, "em_static")  # type: ignore[arg-type]
+    assert static["confidence_interval"]["method"] == WILSON
+    assert "num_bootstrap_samples" not in static and static["num_samples"] == 3
+    assert hub_results.method_of(run, "em_static") == WILSON  # type: ignore[arg-type]
+    total = hub_results.uncertainty(run, "em")  # type: ignore[arg-type]
+    assert total["confidence_interval"]["method"] == "percentile bootstrap over the examples"
+    assert total["num_bootstrap_samples"] == 2000
+    assert hub_results.method_of(run, "em") == (  # type: ignore[arg-type]
+        "percentile bootstrap over the examples, 2,000 resamples")
+    old = hub_results.uncertainty(run, "em_sampled")  # type: ignore[arg-type]
+    assert old["confidence_interval"]["method"] == "percentile bootstrap over the examples"

@@ -203,3 +203,22 @@ def test_the_state_of_the_art_steps_are_the_best_so_far_by_day(app: Flask) -> No
     expected = [[f"{made[number]:%Y-%m-%d}", f"{100 * entries[number][1] / n:.1f}"]
                 for number in (1, 3, 6)]
     assert spec.table[1:] == expected
+
+
+def test_a_year_bin_all_right_keeps_a_wide_interval(release_gold: GoldSet) -> None:
+    """Every answer right: each year bin's EM is 100%, and its CI the Wilson interval of its
+    n (the bootstrap's was the point 100.0-100.0)."""
+    from types import SimpleNamespace
+
+    from benchmark.intervals import wilson_interval
+    from benchmark.scoring import CORRECT
+
+    gold = release_gold.get("temp", "test")
+    score = SimpleNamespace(outcomes=bytes([CORRECT]) * len(gold), id=1, scored_at=None)
+    spec = plots.years_plot(SimpleNamespace(method_name="m"), score, gold)  # type: ignore[arg-type]
+    rows = spec.table[1:]
+    assert rows and len(rows) == len(plots.year_buckets(gold, plots.MIN_TEST_BUCKET))
+    for label, value, interval, n in rows:
+        low, _ = wilson_interval(int(n), int(n))
+        assert value == "100.0", label
+        assert interval == f"{100 * low:.1f}\u2013100.0", label

@@ -14,6 +14,7 @@ from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
 from benchmark import GoldSet, normalize_answer
+from benchmark.intervals import newcombe_interval, wilson_interval
 from situatedqa_server import client as situatedqa_cli
 from situatedqa_server.services import gold_store, plots, snapshots
 
@@ -177,3 +178,35 @@ def test_dev_examples_say_where_they_come_from(
     assert origin[DEV_ADDED_KEY] == "added"
     assert origin[released[2].key] == "release"
     assert released[1].key not in origin  # retired
+
+
+def test_no_unreleased_answer_right_shows_a_wide_interval(
+        app: Flask, client: FlaskClient, activated: None, release_gold: GoldSet) -> None:
+    """0 right of the 2 unreleased examples: the Wilson interval [0, 65.76], in percent as
+    every figure is stored, and Newcombe's interval for the gap; the pages show and name
+    them (the percentile bootstrap of 0 of 2 was [0, 0])."""
+    test = release_gold.get("temp", "test")
+    lines = [{"key": e.key, "prediction": "wrong" if i == 0 else e.answers[0]}
+             for i, e in enumerate(test.examples)]
+    register(client, "wilson")
+    response = api_upload(client, new_token(client), test,
+                          "".join(json.dumps(line) + "\n" for line in lines).encode(),
+                          public="true", method_name="wide method")
+    assert response.status_code == 201, response.get_json()
+    submission_id = response.get_json()["id"]
+    api = client.get(f"/api/v1/submissions/{submission_id}").get_json()
+    released = api["counts"]["released"]
+    assert (api["counts"]["unreleased"], api["metrics"]["unreleased"]) == (2, 0.0)
+    # Wilson, 0 of 2: [0, z² / (2 + z²)] = [0, 65.76] percent.
+    assert api["ci"]["unreleased"] == [0.0, pytest.approx(65.76, abs=5e-3)]
+    assert api["ci"]["unreleased"] == [100 * x for x in wilson_interval(0, 2)]
+    assert api["ci"]["released"] == [100 * x for x in wilson_interval(released, released)]
+    gap = [100 * x for x in newcombe_interval(released, released, 0, 2)]
+    assert api["ci"]["contamination_gap"] == gap
+    assert gap[0] < 50 and gap[1] == 100.0  # 100 points, from two examples: far from sure
+
+    detail = client.get(f"/submissions/{submission_id}").get_data(as_text=True)
+    assert '<span class="ci">[0.00, 65.76]</span>' in detail
+    assert f'<span class="ci">[{gap[0]:.2f}, 100.00]</span>' in detail
+    metrics = client.get("/metrics/temp").get_data(as_text=True)
+    assert "Wilson score interval" in metrics and "Newcombe" in metrics
