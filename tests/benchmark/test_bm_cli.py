@@ -64,14 +64,18 @@ def test_score_json_shape(cli: CliRunner, release_gold: GoldSet, tmp_path: Path)
               for cls in ("outdated", "premature", "other_context", "unrelated")]
     assert list(payload["metrics"]) == paper + lenient + errors
     assert all(payload["metrics"][name] == 100.0 for name in paper + lenient)
-    assert payload["ci"]["em"] == [100.0, 100.0]
+    # 2795 of 2795: Wilson's [99.863, 100] (a bootstrap of 100% never varies).
+    assert payload["ci"]["em"] == pytest.approx([99.8627, 100.0], abs=1e-4)
     sizes = {"em": 2795, "em_static": 400, "em_sampled": 1482, "em_start": 913, "em_any": 2795}
-    # Every answer right: every class rate is 0 (CI [0, 0]); no error, so no share.
+    # Every answer right: every class rate is 0 (CI: Wilson's for 0 of the partition's
+    # size); no error, so no share.
     for name in errors:
         kind, size = ("rate", sizes["em" + name.partition("_rate")[2]]) if "_rate" in name \
             else ("share", 0)
         assert payload["metrics"][name] == (0.0 if kind == "rate" else None)
-        assert payload["ci"][name] == ([0.0, 0.0] if kind == "rate" else None)
+        assert payload["ci"][name] == (
+            pytest.approx([0.0, 100 * 1.96**2 / (size + 1.96**2)], abs=1e-3)
+            if kind == "rate" else None)
         assert payload["counts"][name] == size
     assert {k: v for k, v in payload["counts"].items() if k in paper + lenient} == sizes | {
         f"{family}{name[2:]}": size for family in ("em_equiv", "f1")

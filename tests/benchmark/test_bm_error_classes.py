@@ -192,7 +192,9 @@ def test_every_example_right_has_no_share(temp_gold: tuple[GoldSplit, GoldSplit]
     gold, timeline = temp_gold
     result = score(gold, predictions(gold, [e.answers[0] for e, _, _ in TEMP]),
                    resamples=50, errors=build_error_tables(gold, timeline))
-    assert result.metrics["outdated_rate"] == 0.0 and result.ci["outdated_rate"] == (0.0, 0.0)
+    # 0 of 21: the Wilson interval (a bootstrap of 0 of 21 never varies: [0, 0]).
+    assert result.metrics["outdated_rate"] == 0.0
+    assert result.ci["outdated_rate"] == pytest.approx((0.0, 15.4639), abs=1e-4)
     assert result.metrics["outdated_share"] is None and result.ci["outdated_share"] is None
     assert result.counts["outdated_share"] == 0
 
@@ -320,7 +322,8 @@ def test_number_wrong_is_em_s_draw(geo_gold: GoldSplit) -> None:
     wrong = rng_for(seed, "em").binomial(n, 8 / n, size=resamples)
     assert result.ci["em"] == count_interval(n - wrong, n)  # EM's CI, from these draws
     assert result.ci["unrelated_rate"] == count_interval(wrong, n)  # the very same draws
-    assert result.ci["unrelated_share"] == (100.0, 100.0)
+    # 8 of 8 wrong answers unrelated: the Wilson interval, not the bootstrap's point.
+    assert result.ci["unrelated_share"] == pytest.approx((67.5592, 100.0), abs=1e-4)
 
 
 def test_ci_agrees_with_an_index_bootstrap() -> None:

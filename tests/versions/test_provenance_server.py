@@ -84,8 +84,11 @@ def test_the_figures_in_the_api_pages_csv_exports_and_cli(
         assert payload["metrics"]["unreleased"] == 0.0
         assert payload["metrics"]["released"] == 100.0
         assert payload["metrics"]["contamination_gap"] == 100.0
-        assert payload["ci"]["contamination_gap"] == [100.0, 100.0]
-        assert payload["ci"]["unreleased"] == [0.0, 0.0]
+        # At 100% and 0%: Newcombe's and Wilson's intervals, which stay wide (a bootstrap
+        # of 0 of 2 never varies: [0, 0]).
+        assert payload["ci"]["unreleased"] == pytest.approx([0.0, 65.7620], abs=1e-4)
+        assert payload["ci"]["contamination_gap"][1] == 100.0
+        assert 0 < payload["ci"]["contamination_gap"][0] < 50
         # The gap's n is the two counts it compares, never the board's total.
         assert "contamination_gap" not in payload["counts"]
     # The paper's Total counts every example of the version, the unreleased ones included.
