@@ -200,6 +200,11 @@ class ErrorRule:
         """The names the error figures are reported for: the classes, then the mark."""
         return (*self.classes, *((self.mark.name,) if self.mark else ()))
 
+    def label(self, name: str) -> str:
+        """The display name of a class or of the mark ("US default", "US answer")."""
+        return self.mark.label if self.mark and name == self.mark.name else (
+            ERROR_CLASS_LABELS[name])
+
 
 @dataclass(frozen=True)
 class TrackInfo:
@@ -304,8 +309,7 @@ class TrackInfo:
             if not _:
                 name, _, rest = metric.partition("_share")
                 kind = "share"
-            mark = self.errors.mark if self.errors else None
-            head = mark.label if mark and name == mark.name else ERROR_CLASS_LABELS[name]
+            head = self.errors.label(name) if self.errors else ERROR_CLASS_LABELS[name]
             return " ".join([head, _FIGURE_LABELS[kind],
                              *([self.label("em" + rest)] if rest else [])])
         if metric.startswith("em_") and metric[3:] in self.partition_labels:
