@@ -555,7 +555,8 @@ def _score_predicted(source: Predicted, view: gold_store.VersionGold,
 
 def _same_tables(a: ErrorTables | None, b: ErrorTables | None) -> bool:
     """Whether two splits' error tables classify every prediction alike."""
-    return a is b or (a is not None and b is not None and a.situated == b.situated)
+    return a is b or (a is not None and b is not None and a.situated == b.situated
+                      and a.marked == b.marked)
 
 
 #: (version gold, donor gold) → boards whose examples are identical in both, per process.
