@@ -11,13 +11,20 @@ from typing import Any, TextIO
 import click
 
 from .equivalence import LENIENT_RULES
-from .error_classes import ErrorTables, compare_errors, error_tables, possible_counts
+from .error_classes import (
+    ErrorTables,
+    compare_errors,
+    earlier_counts,
+    error_tables,
+    possible_counts,
+)
 from .formats import DEFAULT_MAX_BYTES, ValidationError, wrong_split_hint
 from .gold import GoldError, GoldSet, load_gold, read_gold_file
 from .harness.conformance import fingerprint
 from .harness.partial import partial_result
 from .harness_files import parse_file
 from .horizon import Horizon
+from .metric_card import MARK_NOTES
 from .metrics import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .provenance import gap_counts
 from .release import (
@@ -32,7 +39,6 @@ from .release import (
 from .scoring import ScoreResult, compare, score
 from .tracks import (
     DEFAULT_PRESENT_THRESHOLD,
-    ERROR_CLASS_LABELS,
     GAP,
     METRIC_LABELS,
     QA_TRACKS,
@@ -193,15 +199,23 @@ def _error_rows(result: ScoreResult) -> list[str]:
     rule = info.errors
     rows = [f"{'partition':<14}{'class':<15}{'% of examples':>14}   {'95% CI':<17}"
             f"{'% of errors':>11}   {'95% CI':<17}{'errors':>6}"]
+    if rule is None:
+        return rows
     for suffix in info.error_partitions:
         partition = METRIC_LABELS["em" + suffix] if suffix else "All"
-        for name in rule.classes if rule else ():
+        for name in rule.figures:
             rate, share = f"{name}_rate{suffix}", f"{name}_share{suffix}"
-            rows.append(f"{partition:<14}{ERROR_CLASS_LABELS[name]:<15}"
+            if rate not in result.metrics:
+                continue
+            label = rule.label(name) + ("*" if rule.mark and name == rule.mark.name else "")
+            rows.append(f"{partition:<14}{label:<15}"
                         f"{_shown(result, rate):>14}   {_interval(result, rate):<17}"
                         f"{_shown(result, share):>11}   {_interval(result, share):<17}"
                         f"{result.counts.get(share, 0):>6}")
             partition = ""
+    if rule.mark is not None and any(
+            name.startswith(rule.mark.name + "_") for name in result.metrics):
+        rows += ["", f"* {rule.label(rule.mark.name)}: {MARK_NOTES[rule.mark.name]}"]
     return rows
 
 
@@ -321,24 +335,45 @@ def _tables(gold_set: GoldSet, track: str, split: str, *,
 @split_option
 @data_option
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
-def error_classes_command(track: str, split: str, data: Path | None, as_json: bool) -> None:
+@click.option("--earlier", is_flag=True,
+              help="Count the earlier answers instead (dated tracks): the other answers an "
+                   "earlier context or the timeline carries, and those the alias and "
+                   "came-back rules class other-context, not outdated.")
+def error_classes_command(track: str, split: str, data: Path | None, as_json: bool,
+                          earlier: bool) -> None:
     """Count, per partition, the examples where each error class is possible at all.
 
     A class is possible for an example when the gold gives it an other answer of that class
     (for outdated: an earlier context or the timeline's previous answer with a different
     answer); unrelated is always possible. "horizon" counts the temp examples whose answer
-    replaced an earlier one (the knowledge horizon's basis).
+    replaced an earlier one (the knowledge horizon's basis). With --earlier: per partition
+    the examples with an earlier answer, those answers (one per example and answer) and how
+    many of them are other-context (outdated_rate counts at most the rest).
     """
     gold_set = open_gold(data)
     gold = _split(gold_set, track, split)
     tables = _tables(gold_set, track, split)
     if tables is None:  # the choice allows QA tracks only, which all declare error rules
         raise click.ClickException(f"track {track!r} has no error classes")
-    counts = possible_counts(gold, tables)
+    rule = track_info(track).errors
+    if earlier and not (rule is not None and rule.horizon):
+        raise click.ClickException(f"track {track!r} has no dated contexts: --earlier "
+                                   "counts those of a dated track (temp)")
+    counts = earlier_counts(gold, tables) if earlier else possible_counts(gold, tables)
     if as_json:
         click.echo(json.dumps(counts, indent=2))
         return
     columns = list(next(iter(counts.values())))
+    if earlier:
+        click.echo(f"{track} / {split}: earlier answers, and those classed other-context")
+        click.echo(f"{'partition':<14}" + "".join(f"{c:>20}" for c in columns)
+                   + f"{'other-context %':>20}")
+        for partition, row in counts.items():
+            share = (f"{100 * row['other_context'] / row['earlier_answers']:.1f}"
+                     if row["earlier_answers"] else "n/a")
+            click.echo(f"{partition:<14}" + "".join(f"{row[c]:>20}" for c in columns)
+                       + f"{share:>20}")
+        return
     click.echo(f"{track} / {split}: examples where each error class is possible")
     click.echo(f"{'partition':<14}" + "".join(f"{c:>20}" for c in columns))
     for partition, row in counts.items():
@@ -374,6 +409,7 @@ def compare_command(track: str, split: str, file_a: Path, file_b: Path, data: Pa
                     lenient=True)
     if result_a.error_classes is not None and result_b.error_classes is not None:
         diffs.update(compare_errors(gold, result_a.error_classes, result_b.error_classes,
+                                    marks_a=result_a.error_marks, marks_b=result_b.error_marks,
                                     resamples=resamples, seed=seed))
     if as_json:
         click.echo(json.dumps({

@@ -19,7 +19,9 @@ What a rescore needs besides the parent row is stored at upload time:
   (ScoreResult.error_classes, one byte each). An example's class also depends on the other
   contexts of its question, so a rescore re-classifies every example whose other answers
   changed (error_classes.ErrorTables of the parent and the new split), besides the changed
-  and added ones: `error_redo`.
+  and added ones: `error_redo`. With a track's mark (geo: the US answer) also the
+  per-example mark states, which depend on the same sibling contexts; a parent row without
+  them cannot seed a rescore.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from dataclasses import dataclass
 import msgspec
 import numpy as np
 
-from .error_classes import ErrorTables, reclassify
+from .error_classes import ErrorTables, reclassify_marked
 from .formats import Predictions
 from .gold import GoldSplit
 from .metrics import DEFAULT_RESAMPLES, DEFAULT_SEED, BoolArray, FloatArray, IntArray
@@ -245,7 +247,8 @@ _redo: dict[tuple[int, int], tuple[ErrorTables, ErrorTables, IntArray]] = {}
 
 def error_redo(made: Plan, parent_tables: ErrorTables, new_tables: ErrorTables) -> IntArray:
     """New positions whose error class must be re-evaluated: those the plan re-evaluates,
-    and those whose other answers differ from their parent example's (a sibling changed).
+    and those whose other answers or marked answers differ from their parent example's (a
+    sibling changed).
 
     Built once per pair of tables; ValueError when the tables are not the plan's splits'.
     """
@@ -258,8 +261,11 @@ def error_redo(made: Plan, parent_tables: ErrorTables, new_tables: ErrorTables) 
         if found is not None and found[0] is parent_tables and found[1] is new_tables:
             return found[2]
     before, after = parent_tables.situated, new_tables.situated
+    marked_before, marked_after = parent_tables.marked, new_tables.marked
     redo = np.array([position for position, source in enumerate(made.take.tolist())
-                     if source < 0 or after[position].others != before[source].others],
+                     if source < 0 or after[position].others != before[source].others
+                     or (bool(marked_after) and (not marked_before or marked_after[position]
+                                                 != marked_before[source]))],
                     dtype=np.int64)
     with _lock:
         if len(_redo) >= _KEPT:
@@ -269,21 +275,31 @@ def error_redo(made: Plan, parent_tables: ErrorTables, new_tables: ErrorTables) 
 
 
 def _rescore_classes(made: Plan, tables: tuple[ErrorTables, ErrorTables],
-                     parent_codes: IntArray | None, take: IntArray | None,
-                     outcomes: IntArray, stored: StoredPredictions, every: IntArray
-                     ) -> IntArray:
-    """The new split's class codes: the parent's, re-evaluated where error_redo says."""
+                     parent_codes: IntArray | None, parent_marks: IntArray | None,
+                     take: IntArray | None, outcomes: IntArray, stored: StoredPredictions,
+                     every: IntArray) -> tuple[IntArray, IntArray | None]:
+    """The new split's class codes and mark states: the parent's, re-evaluated where
+    error_redo says."""
     codes = np.asarray(parent_codes, dtype=np.int64) if parent_codes is not None else None
     if codes is None or codes.shape != (made.parent_size,):
         raise ValueError("the parent row carries no error classes for its gold")
+    states = None
+    if tables[1].mark_states is not None:
+        states = np.asarray(parent_marks, dtype=np.int64) if parent_marks is not None else None
+        if states is None or states.shape != (made.parent_size,):
+            raise ValueError("the parent row carries no mark states for its gold")
     classes = codes[take] if take is not None else np.zeros(len(made.new), dtype=np.int64)
+    marks = None if states is None else (
+        states[take] if take is not None else np.zeros(len(made.new), dtype=np.int64))
     redo = error_redo(made, *tables)
     if redo.size:
         answers = stored.answers or []
         texts = [answers[j] if j >= 0 else "" for j in every[redo].tolist()]
-        classes[redo] = reclassify(tables[1], redo, normalize_many(texts),
-                                   (outcomes[redo] & CORRECT) > 0)
-    return classes
+        classes[redo], redone = reclassify_marked(tables[1], redo, normalize_many(texts),
+                                                  (outcomes[redo] & CORRECT) > 0)
+        if marks is not None and redone is not None:
+            marks[redo] = redone
+    return classes, marks
 
 
 def rescore(
@@ -298,15 +314,18 @@ def rescore(
     seed: int = DEFAULT_SEED,
     errors: tuple[ErrorTables, ErrorTables] | None = None,
     parent_error_classes: IntArray | None = None,
+    parent_error_marks: IntArray | None = None,
 ) -> ScoreResult:
     """score() on the new split, from a parent score's outcomes and the stored predictions.
 
     parent_outcomes (and parent_f1, for QA) are the parent row's, in parent gold order;
     `keys` are those of the inputs the predictions were stored against (stored.keys_sha256).
     With `errors`, the error tables of (parent, new) split, and the parent row's class codes,
-    the result also has the error classes, equal to score(..., errors=new tables).
+    the result also has the error classes, equal to score(..., errors=new tables); a track
+    with a mark needs the parent's mark states too (parent_error_marks).
     Raises ValueError when the parent row cannot be used (another length, a QA row scored
-    before the lenient metrics, no F1, no class codes): the caller scores the file in full.
+    before the lenient metrics, no F1, no class codes or mark states): the caller scores the
+    file in full.
     """
     if errors is not None and new.is_identification:
         raise ValueError("identification tracks have no error classes")
@@ -336,8 +355,9 @@ def rescore(
                   else (np.zeros(len(new)), np.zeros(len(new))))
     f1[made.changed] = probe_f1
     f1_any[made.changed] = probe_f1_any
-    classes = None if errors is None else _rescore_classes(
-        made, errors, parent_error_classes, take, outcomes, stored, sources.every)
+    classes, marks = (None, None) if errors is None else _rescore_classes(
+        made, errors, parent_error_classes, parent_error_marks, take, outcomes, stored,
+        sources.every)
     return result_from_outcomes(new, outcomes, f1, f1_any, resamples=resamples, seed=seed,
                                 errors=None if errors is None else errors[1],
-                                error_classes=classes)
+                                error_classes=classes, error_marks=marks)

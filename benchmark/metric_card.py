@@ -13,7 +13,16 @@ from typing import Final
 
 from .equivalence import lenient_family
 from .metrics import DEFAULT_RESAMPLES, DEFAULT_SEED
-from .tracks import GAP, HORIZON, RELEASED, TRACK_INFO, TRACKS, UNRELEASED
+from .tracks import (
+    GAP,
+    HORIZON,
+    RELEASED,
+    TRACK_INFO,
+    TRACKS,
+    UNRELEASED,
+    US_ANSWER_LOCATIONS,
+    US_LOCATIONS,
+)
 
 NORMALIZATION: Final = (
     "Answers are compared after the SQuAD / DrQA normalization: Unicode NFD, lower-case, every "
@@ -63,6 +72,65 @@ ERROR_CLASS_NAMES: Final = {
     "us_default": "the answer of another location, a US one",
     "unrelated": "none of the question's other answers",
 }
+#: Each mark (a figure beside the classes, tracks.Mark) in a few words: what it marks, and
+#: the examples it counts.
+MARK_NAMES: Final = {
+    "us_answer": "the answer of a record of the question located in the US, whether or not "
+                 "another location shares it",
+}
+MARK_EXAMPLES: Final = {"us_answer": "the examples whose location is not the US"}
+#: The CLI's footnote to a mark's rows.
+MARK_NOTES: Final = {
+    "us_answer": "no class (a US default, wrong-place or other-context answer alike): "
+                 "among the examples not located in the US, the share whose wrong prediction "
+                 "is an answer of a US record of the question; see the metric card.",
+}
+
+
+def _quoted(names: tuple[str, ...]) -> str:
+    return ", ".join(f"`{name}`" for name in names)
+
+
+US_FIGURES: Final = (
+    "`us_default_rate` and `us_answer_rate` (geo; not in the paper, never rank) both count "
+    "wrong answers that are a United States answer, by two rules. **US default** is an error "
+    "class: an other location's answer that only US locations give, a US location being one "
+    f"that normalizes to {_quoted(US_LOCATIONS)} (the US partition's rule, which reproduces "
+    "Table 7's counts); an answer a non-US location also gives is wrong place, and so is the "
+    "answer of a location written `US` or `USA`. With the other classes it sums to the wrong "
+    "answers. **US answer** is the paper's US bias (Section 5.2, Table 7: a model assumes "
+    "the US when it answers as if the question were asked there): over the examples whose "
+    "location is not the US, the share whose wrong prediction equals (after EM's "
+    "normalization) an answer of a record of the same question located in the US, whether or "
+    "not another location shares it and whatever its class (US default, wrong place, "
+    "other-context); `us_answer_share` is its share of those examples' wrong answers. Here a "
+    f"location is the US when it normalizes to one of {_quoted(US_ANSWER_LOCATIONS)} (the "
+    "release writes United States, the united states, United states, us, US, USA, usa, "
+    "america, United States of America); regions and continents (`Southern United States`, "
+    "`Vermont, U.S.`, `North America`) are not. It is no class and sums with none. Both "
+    "exist because they answer two questions: US default counts the errors that nothing but "
+    "a US answer explains, a lower bound of the bias; US answer counts how often a model "
+    "answers as the US would, the paper's reading, including an answer the US shares with "
+    "another location (the gold cannot say which of the two the model assumed). Read as the "
+    "US bias, `us_default_rate` underestimates it.")
+
+#: The outdated figures' bound on temp dev, as `error-classes --earlier` counts it (a test
+#: compares these with the command).
+OUTDATED_BOUND_SPLIT: Final = "dev"
+OUTDATED_BOUND_COUNTS: Final = {"earlier_answers": 1657, "other_context": 206}
+OUTDATED_BOUND: Final = (
+    "`outdated_rate` (temp; not in the paper, never ranks) is a lower bound of the stale "
+    "answers: an answer an earlier context gives is other-context, not outdated, when some "
+    "context lists it beside the example's own answer (an alias) or a later context gives it "
+    "again (it came back). On temp "
+    f"{OUTDATED_BOUND_SPLIT}, {OUTDATED_BOUND_COUNTS['other_context']:,} of the "
+    f"{OUTDATED_BOUND_COUNTS['earlier_answers']:,} earlier answers (the other answers an "
+    "earlier context or the timeline's previous answer carries, one per example and answer), "
+    f"{100 * OUTDATED_BOUND_COUNTS['other_context'] / OUTDATED_BOUND_COUNTS['earlier_answers']:.1f}"
+    "%, are other-context under these two rules: `python -m benchmark error-classes --track "
+    f"temp --split {OUTDATED_BOUND_SPLIT} --earlier`. A stale answer among them counts in "
+    "`other_context_rate`, not in `outdated_rate`.")
+
 HORIZON_DEFINITION: Final = (
     "Not in the paper, never ranks: the knowledge horizon, the latest year up to which the "
     "answers track the gold (the change point of EM by the year an answer took effect), "
@@ -94,6 +162,12 @@ def definition(track: str, metric: str) -> str:
     if metric in info.error_metrics:
         for kind, whole in (("_rate", "of the examples"), ("_share", "of the wrong answers")):
             name, found, suffix = metric.partition(kind)
+            if found and name in MARK_NAMES:
+                whole = ("of " if kind == "_rate" else "of the wrong answers of ") + (
+                    MARK_EXAMPLES[name])
+                return (f"Not in the paper, never ranks, no error class: the share {whole} "
+                        f"whose prediction is {MARK_NAMES[name]} ({info.label(name + kind)})"
+                        f"{_where(track, suffix.removeprefix('_'))}.")
             if found:
                 return (f"Not in the paper, never ranks: the share {whole} whose prediction "
                         f"is {ERROR_CLASS_NAMES[name]} ({info.label(name + kind)})"
@@ -141,6 +215,8 @@ def markdown() -> str:
                          + "; ".join(f"`{family}`: {text}" for family, text in
                                      LENIENT_NAMES.items()) + "; on each partition of EM")
         lines.append("")
+    lines += ["**US default and US answer:**", "", US_FIGURES, "",
+              "**Outdated, a lower bound:**", "", OUTDATED_BOUND, ""]
     lines.append("The paper's partition sizes where the release's differ:")
     lines.append("")
     for track in TRACKS:

@@ -11,7 +11,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 
 from .equivalence import GoldForms, gold_forms, lenient_family, lenient_outcomes
-from .error_classes import ErrorTables, classify, error_metrics
+from .error_classes import ErrorTables, check_marks, classify_marked, error_metrics
 from .formats import Predictions
 from .gold import GoldSplit
 from .horizon import Horizon, knowledge_horizon
@@ -63,7 +63,9 @@ class ScoreResult:
     gold order (benchmark.situations.ERROR_CLASSES' positions, one uint8 each to store, as
     the outcomes): with the gold's error tables they are all an incremental rescore needs;
     the error figures are then in `metrics` (TrackInfo.error_metrics, not in the paper),
-    and `horizon` is the knowledge horizon (dated tracks).
+    and `horizon` is the knowledge horizon (dated tracks). `error_marks` holds each
+    example's state for the track's mark (geo: the US answer; error_classes.MARK_*), None
+    without one; error_classes.pack_codes stores both in one byte.
     """
 
     track: str
@@ -80,6 +82,7 @@ class ScoreResult:
     #: False when the error figures were computed without their CIs and without the knowledge
     #: horizon (score(..., error_intervals=False)); error_values gives both.
     error_intervals: bool = True
+    error_marks: IntArray | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The result in the CLI's --json shape (with "horizon" when estimated)."""
@@ -324,16 +327,19 @@ def score(
     f1: FloatArray | None = None
     f1_any: FloatArray | None = None
     codes: IntArray | None = None
+    marks: IntArray | None = None
     if errors is not None:
         if (errors.track, errors.split, len(errors)) != (gold.track, gold.split, len(gold)):
             raise ValueError(f"error tables of {errors.track}/{errors.split} cannot classify "
                              f"{gold.track}/{gold.split}")
-        codes = classify(errors, predictions.normalized_answers, (outcomes & CORRECT) > 0)
+        codes, marks = classify_marked(errors, predictions.normalized_answers,
+                                       (outcomes & CORRECT) > 0)
     if lenient and not gold.is_identification:
         outcomes, f1, f1_any = lenient_codes(gold, predictions, outcomes)
     return result_from_outcomes(gold, outcomes, f1, f1_any, scores=predictions.scores,
                                 resamples=resamples, seed=seed, errors=errors,
-                                error_classes=codes, error_intervals=error_intervals)
+                                error_classes=codes, error_marks=marks,
+                                error_intervals=error_intervals)
 
 
 def result_from_outcomes(
@@ -347,6 +353,7 @@ def result_from_outcomes(
     seed: int = DEFAULT_SEED,
     errors: ErrorTables | None = None,
     error_classes: IntArray | None = None,
+    error_marks: IntArray | None = None,
     error_intervals: bool = True,
 ) -> ScoreResult:
     """Every metric and CI from per-example outcomes alone (see ScoreResult).
@@ -355,10 +362,13 @@ def result_from_outcomes(
     examples a gold update changed: equal outcomes give equal results, bit for bit.
     f1 / f1_any (QA, with LENIENT_SCORED codes) add the lenient metrics; scores (the
     identification scores, in gold order) add AUC; error_classes (QA, with the split's
-    error tables) add the error figures and, for a dated track, the knowledge horizon.
+    error tables) add the error figures and, for a dated track, the knowledge horizon;
+    error_marks (with them) the mark's figures.
     """
     if (errors is None) != (error_classes is None):
         raise ValueError("error classes need their error tables, and the tables the classes")
+    if error_marks is not None and error_classes is None:
+        raise ValueError("mark states need the error classes")
     values: dict[str, MetricValue] = {
         name: codes_value(metric_from_codes(codes, categories, statistic, name=name,
                                             seed=seed, resamples=resamples),
@@ -372,7 +382,8 @@ def result_from_outcomes(
                                       resamples=resamples))
     horizon = None
     if errors is not None and error_classes is not None:
-        figures, horizon = error_values(gold, errors, error_classes, seed=seed,
+        figures, horizon = error_values(gold, errors, error_classes, marks=error_marks,
+                                        seed=seed,
                                         resamples=resamples if error_intervals else 0)
         values.update(figures)
         if not error_intervals:
@@ -386,15 +397,18 @@ def result_from_outcomes(
         counts={name: v.count for name, v in values.items()},
         outcomes=outcomes, f1=f1, f1_any=f1_any, error_classes=error_classes,
         horizon=horizon, error_intervals=error_intervals or error_classes is None,
+        error_marks=None if error_marks is None else check_marks(
+            track_info(gold.track), error_marks, len(gold)),
     )
 
 
 def error_values(gold: GoldSplit, errors: ErrorTables, error_classes: IntArray, *,
-                 resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
-                 ) -> tuple[dict[str, MetricValue], Horizon | None]:
-    """The error figures of a QA score's class codes and, on a dated track, its knowledge
-    horizon: what result_from_outcomes adds to the metrics (resamples=0: no CIs, no test)."""
-    figures = error_metrics(gold, error_classes, seed=seed, resamples=resamples)
+                 marks: IntArray | None = None, resamples: int = DEFAULT_RESAMPLES,
+                 seed: int = DEFAULT_SEED) -> tuple[dict[str, MetricValue], Horizon | None]:
+    """The error figures of a QA score's class codes (and mark states) and, on a dated
+    track, its knowledge horizon: what result_from_outcomes adds to the metrics
+    (resamples=0: no CIs, no test)."""
+    figures = error_metrics(gold, error_classes, marks=marks, seed=seed, resamples=resamples)
     rule = track_info(gold.track).errors
     horizon = (knowledge_horizon(errors, error_classes, seed=seed, resamples=resamples)
                if rule is not None and rule.horizon else None)

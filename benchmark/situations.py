@@ -40,6 +40,21 @@ whenever the gold cannot tell two classes apart (never a guess):
   answers of a current answer, the current answers of a previous one); the track declares
   their class.
 
+Beside the classes a track may declare a *mark* (tracks.ErrorRule.mark): a set of other
+answers per example, counted apart from the classes, over examples of its own. geo's is the
+**US answer**: for an example whose location is not the United States, written any of the
+ways the release writes it (tracks.US_ANSWER_LOCATIONS: "USA" and "US" too), the answers of
+the records of its question whose location is; an example at a US location is outside it
+(None). A wrong prediction equal to one of them is marked whatever its class (US default,
+wrong place when a non-US location shares the answer, other-context when it is an alias): the
+paper's sense of a model assuming the US, which US default, kept to the US partition's rule
+and to answers no other location gives, counts only in part. A mark only ever marks other
+answers of the example (build_error_tables checks it).
+
+A temp example also records its *earlier* answers: the other answers an earlier context or
+the timeline's previous answer carries. The alias and came-back rules class some of them
+other-context, so the outdated figures count at most the rest (error_classes.earlier_counts).
+
 A temp example also gets the year its answer took effect (`since`), for the knowledge
 horizon: the year of the earliest context of its run, i.e. of the contexts carrying one of
 its answers or their aliases that start after the last earlier context with none of them,
@@ -81,15 +96,21 @@ _MONTHS: Final = {name: number for number, name in enumerate(calendar.month_name
 @dataclass(frozen=True)
 class Situated:
     """One example's other answers: normalized answer -> class code; for a dated track also
-    `since` (the year its answer took effect) and `year` (the year its context starts in)."""
+    `since` (the year its answer took effect), `year` (the year its context starts in) and
+    `earlier` (the other answers an earlier context or the timeline carries, whatever the
+    tie rules class them)."""
 
     others: Mapping[str, int]
     since: int | None = None
     year: int | None = None
+    earlier: frozenset[str] = frozenset()
 
 
 #: A track's rule: (its examples, the companion track's examples) -> one Situated each.
 OtherAnswersRule = Callable[[Sequence[Example], Sequence[Example]], list[Situated]]
+#: A mark's rule: a track's examples -> per example the normalized other answers it marks,
+#: or None for an example outside the mark's examples.
+MarkRule = Callable[[Sequence[Example]], list["frozenset[str] | None"]]
 
 
 def date_span(text: str) -> tuple[int, int] | None:
@@ -209,9 +230,11 @@ def dated_other_answers(examples: Sequence[Example], companion: Sequence[Example
             for answer in anys[position] - own - found.keys():
                 others[answer] = OTHER_CONTEXT  # in any_answer, carried by no context
             others.pop("", None)
+            earlier = frozenset(answer for answer, ways in found.items()
+                                if EARLIER in ways and answer in others)
             situated[position] = Situated(
                 others, _since(position, group, carried, spans, aliases - {""}),
-                None if span is None else date.fromordinal(span[0]).year)
+                None if span is None else date.fromordinal(span[0]).year, earlier)
     return [s if s is not None else Situated({}) for s in situated]
 
 
@@ -265,6 +288,22 @@ def located_other_answers(examples: Sequence[Example], companion: Sequence[Examp
             others.pop("", None)
             situated[position] = Situated(others)
     return [s if s is not None else Situated({}) for s in situated]
+
+
+def located_answers(examples: Sequence[Example], *, marked: Callable[[str], bool],
+                    location_field: str) -> list[frozenset[str] | None]:
+    """geo's US-answer mark: for an example whose location is not `marked`, the normalized
+    answers of the records of its question whose location is, less its own answers and the
+    empty one; None for an example at a `marked` location."""
+    answers = _normalized_sets([e.answers for e in examples])
+    inside = [marked(e.context.get(location_field, "")) for e in examples]
+    found: list[frozenset[str] | None] = [None] * len(examples)
+    for group in _questions(examples).values():
+        given = frozenset().union(*(answers[o] for o in group if inside[o]))
+        for position in group:
+            if not inside[position]:
+                found[position] = given - answers[position] - {""}
+    return found
 
 
 def listed_other_answers(examples: Sequence[Example], companion: Sequence[Example], *,

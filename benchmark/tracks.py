@@ -22,9 +22,11 @@ from .normalize import normalize_answer
 from .situations import (
     OUTDATED,
     PREMATURE,
+    MarkRule,
     OtherAnswersRule,
     dated_other_answers,
     listed_other_answers,
+    located_answers,
     located_other_answers,
 )
 
@@ -42,6 +44,14 @@ COMMON_LOCATIONS: Final = (
 #: "us" and "usa" stay in Other common, which reproduces Table 7's Other count (203).
 US_LOCATIONS: Final = ("united states",)
 INDIA_LOCATIONS: Final = ("india",)
+#: Every way the release writes the country as a geo location, after answer normalization:
+#: "United States", "the united states", "United states" (united states); "us", "US", "U.S."
+#: (us); "USA", "usa" (usa); "america"; "United States of America" (and train's "united
+#: state of america"). The US-answer figure reads these; the US partition keeps Table 7's
+#: US_LOCATIONS. A region ("Southern United States", "Vermont, U.S.") or a continent
+#: ("North America", "Americas") is not the country.
+US_ANSWER_LOCATIONS: Final = ("united states", "us", "usa", "america",
+                              "united states of america", "united state of america")
 
 DEFAULT_PRESENT_THRESHOLD: Final = 2019
 #: The split whose gold never leaves the server (no page, export, error or log line shows it).
@@ -90,6 +100,7 @@ PLOT_KINDS: Final = ("years", "groups", "drift")
 _COMMON = frozenset(normalize_answer(loc) for loc in COMMON_LOCATIONS)
 _US = frozenset(normalize_answer(loc) for loc in US_LOCATIONS)
 _INDIA = frozenset(normalize_answer(loc) for loc in INDIA_LOCATIONS)
+_US_ANSWER = frozenset(normalize_answer(loc) for loc in US_ANSWER_LOCATIONS)
 
 
 @dataclass(frozen=True)
@@ -155,6 +166,18 @@ def query_previously(question: str, context: Mapping[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
+class Mark:
+    """A figure beside a track's error classes (benchmark/situations.py: marks): the wrong
+    predictions equal to an answer the rule marks for their example, over the examples the
+    rule does not leave outside; whatever class each has, so it is no class and its figures
+    sum with none. Its figures are `{name}_rate{suffix}` and `{name}_share{suffix}`."""
+
+    name: str
+    label: str
+    answers: MarkRule
+
+
+@dataclass(frozen=True)
 class ErrorRule:
     """How a QA track's wrong predictions are classified (benchmark/situations.py).
 
@@ -162,13 +185,25 @@ class ErrorRule:
     class also counts its situations.SUBCLASSES); `other_answers` gives each example's other
     answers by class from the gold alone; `companion` names the track whose split of the same
     name it also reads (temp: curprev, for the timeline's previous answers); `horizon` says
-    that the contexts are dated, so the knowledge-horizon estimate applies.
+    that the contexts are dated, so the knowledge-horizon estimate applies; `mark` is a
+    figure counted beside the classes (geo: the US answer).
     """
 
     classes: tuple[str, ...]
     other_answers: OtherAnswersRule
     companion: str | None = None
     horizon: bool = False
+    mark: Mark | None = None
+
+    @property
+    def figures(self) -> tuple[str, ...]:
+        """The names the error figures are reported for: the classes, then the mark."""
+        return (*self.classes, *((self.mark.name,) if self.mark else ()))
+
+    def label(self, name: str) -> str:
+        """The display name of a class or of the mark ("US default", "US answer")."""
+        return self.mark.label if self.mark and name == self.mark.name else (
+            ERROR_CLASS_LABELS[name])
 
 
 @dataclass(frozen=True)
@@ -274,7 +309,8 @@ class TrackInfo:
             if not _:
                 name, _, rest = metric.partition("_share")
                 kind = "share"
-            return " ".join([ERROR_CLASS_LABELS[name], _FIGURE_LABELS[kind],
+            head = self.errors.label(name) if self.errors else ERROR_CLASS_LABELS[name]
+            return " ".join([head, _FIGURE_LABELS[kind],
                              *([self.label("em" + rest)] if rest else [])])
         if metric.startswith("em_") and metric[3:] in self.partition_labels:
             return self.partition_labels[metric[3:]]
@@ -309,11 +345,12 @@ class TrackInfo:
     def error_metrics(self) -> tuple[str, ...]:
         """The error-class figures (not in the paper; never rank a board): per class and
         partition its rate among all examples, `{class}_rate{suffix}`, then its share of
-        the wrong ones, `{class}_share{suffix}` (outdated_rate_static, us_default_share)."""
+        the wrong ones, `{class}_share{suffix}` (outdated_rate_static, us_default_share);
+        the mark's after the classes' (us_answer_rate, among the examples it counts)."""
         if self.errors is None:
             return ()
         return tuple(f"{cls}_{kind}{suffix}" for kind in ERROR_FIGURES
-                     for suffix in self.error_partitions for cls in self.errors.classes)
+                     for suffix in self.error_partitions for cls in self.errors.figures)
 
     @property
     def horizon_metrics(self) -> tuple[str, ...]:
@@ -384,6 +421,11 @@ def curprev_partitions(context: Mapping[str, str],
 def is_us_location(location: str) -> bool:
     """True for a location of the US partition (Table 7's "United States" group)."""
     return geo_partitions(location)[1] == "us"
+
+
+def is_us_answer_location(location: str) -> bool:
+    """True for a location the US-answer figure reads as the US (US_ANSWER_LOCATIONS)."""
+    return normalize_answer(location) in _US_ANSWER
 
 
 def curprev_error_class(example: Example) -> int:
@@ -521,7 +563,10 @@ TRACK_INFO: Final[dict[str, TrackInfo]] = {
         paper_partition_sizes={"test": {"common": 265, "us": 42}},
         errors=ErrorRule(("wrong_place", "us_default", "other_context", "unrelated"),
                          partial(located_other_answers, is_us=is_us_location,
-                                 location_field="location")),
+                                 location_field="location"),
+                         mark=Mark("us_answer", "US answer",
+                                   partial(located_answers, marked=is_us_answer_location,
+                                           location_field="location"))),
     ),
     "temp-id": TrackInfo(
         "temp-id", "Temporal dependence identification",

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from flask import Blueprint, render_template
+from markupsafe import Markup, escape
 
 from benchmark import SPLITS, TRACK_INFO, TRACKS, metric_card
 from benchmark.equivalence import LENIENT_RULES
@@ -28,6 +30,15 @@ def column_label(name: str, track: str) -> str:
 def definition(track: str, metric: str) -> str:
     """One column's definition (the leaderboard headers' tooltips)."""
     return metric_card.definition(track, metric)
+
+
+@bp.app_template_filter("card_text")
+def card_text(text: str) -> Markup:
+    """A metric-card paragraph on a page: its `code` and **bold** spans as HTML, the rest
+    escaped (the card is Markdown, the page HTML)."""
+    html = str(escape(text))
+    html = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", html)
+    return Markup(re.sub(r"`([^`]+)`", r"<code>\1</code>", html))
 
 
 @bp.get("/")

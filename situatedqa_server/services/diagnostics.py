@@ -13,7 +13,7 @@ import numpy as np
 from sqlalchemy import select
 
 from benchmark import HIDDEN_SPLIT, GoldSplit, compare
-from benchmark.error_classes import compare_errors
+from benchmark.error_classes import compare_errors, unpack_codes
 from benchmark.metrics import FN, FP, TN, TP
 from benchmark.scoring import CORRECT, CORRECT_ANY
 
@@ -103,11 +103,12 @@ def codes(score: Score) -> np.ndarray:
     return np.frombuffer(score.outcomes, dtype=np.uint8).astype(np.int64)
 
 
-def error_codes(score: Score) -> np.ndarray | None:
-    """A QA score's per-example error classes (None: a row stored without them)."""
+def error_codes(score: Score) -> tuple[np.ndarray, np.ndarray | None] | None:
+    """A QA score's per-example error classes and mark states (None: a row stored without
+    classes; states None: without them, a row stored before the mark or a track without)."""
     if score.error_classes is None:
         return None
-    return np.frombuffer(score.error_classes, dtype=np.uint8).astype(np.int64)
+    return unpack_codes(np.frombuffer(score.error_classes, dtype=np.uint8))
 
 
 @dataclass
@@ -130,10 +131,13 @@ def compare_scores(a: Submission, score_a: Score, b: Submission, score_b: Score,
     if outcomes_a.shape != outcomes_b.shape or len(outcomes_a) != len(gold):
         raise NotComparable("the two scores do not cover the same examples")
     differences = compare(gold, outcomes_a, outcomes_b, resamples=resamples, lenient=True)
-    classes_a, classes_b = error_codes(score_a), error_codes(score_b)
-    if classes_a is not None and classes_b is not None and classes_a.shape == outcomes_a.shape:
-        # The paired difference of each error figure (not in the paper), on the same draws.
-        differences.update(compare_errors(gold, classes_a, classes_b, resamples=resamples))
+    errors_a, errors_b = error_codes(score_a), error_codes(score_b)
+    if errors_a is not None and errors_b is not None and (
+            errors_a[0].shape == errors_b[0].shape == outcomes_a.shape):
+        # The paired difference of each error figure (not in the paper), on the same draws;
+        # the mark's only when both rows carry its states.
+        differences.update(compare_errors(gold, errors_a[0], errors_b[0], marks_a=errors_a[1],
+                                          marks_b=errors_b[1], resamples=resamples))
     rows = [{"metric": name, "a": score_a.metrics.get(name), "b": score_b.metrics.get(name),
              "difference": d.difference, "ci": d.ci, "p_value": d.p_value, "count": d.count}
             for name, d in differences.items()]

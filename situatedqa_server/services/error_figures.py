@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from benchmark import TRACK_INFO
+from benchmark import TRACK_INFO, metric_card
 from benchmark.situations import SUBCLASSES
 from benchmark.tracks import ERROR_CLASS_LABELS
 
@@ -43,6 +43,9 @@ class ClassFigures:
     #: The class this one is a part of (US default of wrong place), else None: the table
     #: indents it, and the rows without a parent sum to the partition's errors.
     part_of: str | None = None
+    #: False for a figure the row does not have (a mark, on a row stored before it): shown
+    #: as "—", where n/a is a figure over no example.
+    recorded: bool = True
 
 
 #: Each sub-class's parent class (the inverse of SUBCLASSES).
@@ -58,6 +61,10 @@ class PartitionErrors:
     wrong: int
     segments: list[Segment]
     classes: list[ClassFigures]
+    #: The track's mark beside the classes (geo: the US answer), in neither bar nor sum.
+    marks: list[ClassFigures]
+    #: What the mark counts, for the table's note (None without one).
+    mark_note: str | None = None
 
 
 def breakdown(track: str, metrics: dict[str, Any], ci: dict[str, Any],
@@ -78,8 +85,15 @@ def breakdown(track: str, metrics: dict[str, Any], ci: dict[str, Any],
                                 ci.get(f"{name}_share{suffix}"), PARENT_OF.get(name))
                    for name in info.errors.classes]
         wrong = int(counts.get(f"{info.errors.classes[0]}_share{suffix}") or 0)
+        mark = info.errors.mark
+        marks = [] if mark is None else [ClassFigures(
+            mark.name, mark.label, metrics.get(f"{mark.name}_rate{suffix}"),
+            ci.get(f"{mark.name}_rate{suffix}"), metrics.get(f"{mark.name}_share{suffix}"),
+            ci.get(f"{mark.name}_share{suffix}"),
+            recorded=f"{mark.name}_rate{suffix}" in metrics)]
         rows.append(PartitionErrors(info.label(f"em{suffix}") if suffix else "All", n, wrong,
-                                    _segments(em, classes), classes))
+                                    _segments(em, classes), classes, marks,
+                                    metric_card.MARK_NOTES.get(mark.name) if mark else None))
     return rows
 
 

@@ -52,7 +52,7 @@ from benchmark import (
     score,
     wrong_split_hint,
 )
-from benchmark.error_classes import ErrorTables
+from benchmark.error_classes import ErrorTables, pack_codes, unpack_codes
 from benchmark.harness_files import parse_file
 from benchmark.horizon import Horizon
 from benchmark.incremental import decode_f1, encode_f1, split_digest
@@ -308,8 +308,9 @@ def score_columns(result: ScoreResult) -> dict[str, Any]:
     ci = {name: _interval(interval) for name, interval in result.ci.items()}
     counts = dict(result.counts)
     horizon = _with_horizon(metrics, ci, counts, result.horizon)
-    classes = (None if result.error_classes is None
-               else np.asarray(result.error_classes, dtype=np.uint8).tobytes())
+    # The class and the mark state share a byte (error_classes.pack_codes).
+    classes = (None if result.error_classes is None else np.asarray(
+        pack_codes(result.error_classes, result.error_marks), dtype=np.uint8).tobytes())
     return {"track": result.track, "split": result.split, "n": result.n, "metrics": metrics,
             "ci": ci, "counts": counts,
             "primary_metric": metrics.get(TRACK_INFO[result.track].primary),
@@ -331,8 +332,10 @@ def _completed_columns(row: Score) -> dict[str, Any] | None:
     tables = gold_store.error_tables_in(gold, split)
     if tables is None:
         return None
-    codes = np.frombuffer(row.error_classes, dtype=np.uint8).astype(np.int64)
-    figures, horizon = error_values(split, tables, codes, resamples=settings().resamples)
+    codes, marks = unpack_codes(np.frombuffer(row.error_classes, dtype=np.uint8))
+    # A row stored before the mark has no states: its mark figures stay absent.
+    figures, horizon = error_values(split, tables, codes, marks=marks,
+                                    resamples=settings().resamples)
     metrics, ci, counts = dict(row.metrics), dict(row.ci), dict(row.counts)
     for name, value in figures.items():
         metrics[name], ci[name], counts[name] = (finite(value.value), _interval(value.ci),
@@ -550,7 +553,8 @@ def _score_predicted(source: Predicted, view: gold_store.VersionGold,
 
 def _same_tables(a: ErrorTables | None, b: ErrorTables | None) -> bool:
     """Whether two splits' error tables classify every prediction alike."""
-    return a is b or (a is not None and b is not None and a.situated == b.situated)
+    return a is b or (a is not None and b is not None and a.situated == b.situated
+                      and a.marked == b.marked)
 
 
 #: (version gold, donor gold) → boards whose examples are identical in both, per process.
@@ -670,10 +674,11 @@ def _incremental_result(parent: GoldSplit, target: GoldSplit, submission: Submis
                 f1_values, resamples=chosen.resamples)
         if tables[0] is None or classes is None:
             return None
+        codes, marks = unpack_codes(np.frombuffer(classes, dtype=np.uint8))
         return incremental.rescore(
             parent, target, np.frombuffer(outcomes, dtype=np.uint8), predictions, keys,
             f1_values, resamples=chosen.resamples, errors=(tables[0], tables[1]),
-            parent_error_classes=np.frombuffer(classes, dtype=np.uint8))
+            parent_error_classes=codes, parent_error_marks=marks)
     except ValueError:
         return None
 

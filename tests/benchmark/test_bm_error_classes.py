@@ -429,8 +429,10 @@ def test_every_qa_track_declares_its_error_classes() -> None:
         assert info.errors is not None and info.errors.classes[-1] == "unrelated"
         assert set(info.errors.classes) <= set(ERROR_CLASSES) - {"correct"}
         names = info.error_metrics
-        assert len(set(names)) == len(names) == 2 * len(info.errors.classes) * len(
+        # Two figures per class and partition, and two for the mark (geo's US answer).
+        assert len(set(names)) == len(names) == 2 * len(info.errors.figures) * len(
             info.error_partitions)
+        assert info.errors.figures[:len(info.errors.classes)] == info.errors.classes
         assert not set(names) & (set(info.metrics) | set(info.lenient_metrics))
         assert all(name in METRIC_LABELS for name in names)
         assert "" in info.error_partitions and "_any" not in info.error_partitions

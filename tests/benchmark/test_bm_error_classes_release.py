@@ -296,3 +296,86 @@ def test_rescore_with_error_classes_equals_score_on_updated_release(
     assert (result.error_classes == full.error_classes).all()
     assert result.metrics == full.metrics and result.ci == full.ci
     assert result.counts == full.counts and result.horizon == full.horizon
+
+
+# --- the US answer beside US default, and the outdated bound: the metric card's figures ------
+
+
+def test_the_us_spellings_of_the_release(release_dir: Path) -> None:
+    """The ways the release writes the US as a location, counted on geo dev, are the ones
+    the US-answer figure reads; every declared variant is written somewhere in it."""
+    from collections import Counter
+
+    from benchmark.tracks import US_ANSWER_LOCATIONS, is_us_answer_location
+
+    written: Counter[str] = Counter()
+    for split in ("train", "dev", "test"):
+        for record in read(release_dir / "qa_data" / f"geo.{split}.jsonl"):
+            written[normalize_answer(record["location"])] += split == "dev"
+    assert set(US_ANSWER_LOCATIONS) <= set(written)
+    dev = Counter(r["location"] for r in read(release_dir / "qa_data" / "geo.dev.jsonl")
+                  if is_us_answer_location(r["location"]))
+    assert dev == {"United States": 91, "us": 27, "the united states": 13, "USA": 12,
+                   "america": 10, "usa": 7, "United states": 5, "united states": 2,
+                   "US ": 1, "US": 1, "United States of America": 1, "United States ": 1}
+
+
+def test_geo_dev_us_answer_counted_apart(release_dir: Path, release_gold: GoldSet) -> None:
+    """Every geo dev example answered with a US record's answer of its question where one
+    exists (any spelling of the US): US answer counted here from the records, beside US
+    default, which it exceeds."""
+    us_names = {"united states", "us", "usa", "america", "united states of america",
+                "united state of america"}  # written here, apart from the library's
+    records = read(release_dir / "qa_data" / "geo.dev.jsonl")
+    questions: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for record in records:
+        questions[record["id"]].append(record)
+
+    def at_us(record: dict[str, Any]) -> bool:
+        return normalize_answer(record["location"]) in us_names
+
+    answer = {nq_id: next((r["answer"][0] for r in group if at_us(r)), "no answer here")
+              for nq_id, group in questions.items()}
+    counted = hits = wrong = 0
+    for record in records:
+        if at_us(record):
+            continue
+        counted += 1
+        prediction = normalize_answer(answer[record["id"]])
+        if prediction in normalized(record["answer"]):
+            continue
+        wrong += 1
+        hits += any(prediction in normalized(r["answer"]) - {""}
+                    for r in questions[record["id"]] if at_us(r))
+    assert hits > 300
+    gold = release_gold.get("geo", "dev")
+    data = jsonl({"id": r["id"], "location": r["location"], "pred_answer": answer[r["id"]]}
+                 for r in records)
+    result = score(gold, parse_predictions(data, gold, filename="us.jsonl"), resamples=0,
+                   errors=error_tables(release_gold, "geo", "dev"))
+    assert result.metrics["us_answer_rate"] == 100 * hits / counted
+    assert result.counts["us_answer_rate"] == counted
+    assert result.metrics["us_answer_share"] == 100 * hits / wrong
+    us_default = result.metrics["us_default_rate"]
+    assert us_default is not None and result.metrics["us_answer_rate"] > us_default
+    assert result.metrics["us_answer_rate_us"] is None  # every US example is outside
+
+
+def test_the_card_s_outdated_bound_is_the_command_s(cli: CliRunner) -> None:
+    from benchmark import metric_card
+
+    command = (f"python -m benchmark error-classes --track temp --split "
+               f"{metric_card.OUTDATED_BOUND_SPLIT} --earlier")
+    assert command.replace(" ", "") in metric_card.OUTDATED_BOUND.replace(" ", "")
+    result = cli.invoke(main, ["error-classes", "--track", "temp", "--split",
+                               metric_card.OUTDATED_BOUND_SPLIT, "--earlier", "--json"])
+    assert result.exit_code == 0, result.output
+    counts = json.loads(result.stdout)["all"]
+    assert {name: counts[name] for name in metric_card.OUTDATED_BOUND_COUNTS} == (
+        metric_card.OUTDATED_BOUND_COUNTS)
+    table = cli.invoke(main, ["error-classes", "--track", "temp", "--split", "dev",
+                              "--earlier"])
+    assert table.exit_code == 0 and "12.4" in table.output
+    refused = cli.invoke(main, ["error-classes", "--track", "geo", "--split", "dev",
+                                "--earlier"])
+    assert refused.exit_code != 0 and "no dated contexts" in refused.output

@@ -243,3 +243,121 @@ def test_the_geo_error_table_follows_its_bar(client: FlaskClient,
             shares[partition] = shares.get(partition, 0.0) + float(share)
     assert shares and all(abs(total - 100.0) < 0.05 for total in shares.values()), shares
     assert "Indented rows are part of the class above them" in page
+
+
+def test_the_us_answer_flows_as_us_default_does(app: Flask, client: FlaskClient,
+                                                release_gold: GoldSet) -> None:
+    """US answer (geo's mark beside the classes) is stored with the score and reaches the
+    submission API and page, the board's JSON, CSV and picker, the model-index export, the
+    OpenAPI columns and the metrics page, wherever US default does."""
+    register(client, "yankee")
+    token = new_token(client)
+    headers = {"Authorization": f"Bearer {token}"}
+    gold = release_gold.get("geo", "dev")
+    upload = api_upload(client, token, gold, us_answer_file(release_gold, "dev"),
+                        public="true")
+    assert upload.status_code == 201, upload.get_json()
+    upload.close()
+    submission_id = upload.get_json()["id"]
+    want = expected(release_gold, "geo", "dev", us_answer_file(release_gold, "dev"))
+    us_answer = want.metrics["us_answer_rate"]  # type: ignore[attr-defined]
+    assert us_answer and us_answer > want.metrics["us_default_rate"]  # type: ignore[attr-defined]
+
+    body = client.get(f"/api/v1/submissions/{submission_id}", headers=headers).get_json()
+    for name in TRACK_INFO["geo"].error_metrics:
+        if name.startswith("us_answer"):
+            assert body["metrics"][name] == want.metrics[name], name  # type: ignore[attr-defined]
+            ci = want.ci[name]  # type: ignore[attr-defined]
+            assert body["ci"][name] == (list(ci) if ci else None), name
+            assert body["counts"][name] == want.counts[name], name  # type: ignore[attr-defined]
+    assert body["ci"]["us_answer_rate"] is not None
+
+    page = client.get(f"/submissions/{submission_id}").get_data(as_text=True)
+    assert 'data-metric="us_answer_rate"' in page and 'id="mark-note"' in page
+    assert f"{us_answer:.2f}" in page
+    board = client.get("/api/v1/leaderboards/geo?split=dev&sort=us_answer_rate").get_json()
+    assert "us_answer_share_common" in board["columns"]
+    entry = next(e for e in board["entries"] if e["id"] == submission_id)
+    assert entry["metrics"]["us_answer_rate"] == us_answer
+    picker = client.get("/leaderboards/geo?split=dev").get_data(as_text=True)
+    assert 'value="us_answer_rate"' in picker
+    picked = client.get("/leaderboards/geo?split=dev&show=us_answer_rate").get_data(
+        as_text=True)
+    assert 'data-column="us_answer_rate"' in picked and f"{us_answer:.2f}" in picked
+    rows = list(csv.DictReader(io.StringIO(
+        client.get("/leaderboards/geo.csv?split=dev").get_data(as_text=True))))
+    mine = next(r for r in rows if r["method_name"] == "test method")
+    assert abs(float(mine["us_answer_rate"]) - us_answer) < 0.006
+    assert mine["us_answer_rate_lo"] != ""
+    card = client.get(f"/api/v1/submissions/{submission_id}/model-index.yaml",
+                      headers=headers).get_data(as_text=True)
+    assert "US answer % of examples (not in the paper)" in card
+    assert "situatedqa_error_rate" in card
+    spec = json.dumps(client.get("/api/v1/openapi.json").get_json())
+    assert "us_answer_share_common" in spec
+    metrics_page = client.get("/metrics/geo").get_data(as_text=True)
+    assert 'id="us_answer_rate"' in metrics_page and 'id="us-figures"' in metrics_page
+    assert "<code>us_default_rate</code>" in metrics_page
+    assert 'id="outdated-bound"' in client.get("/metrics/temp").get_data(as_text=True)
+
+
+def test_a_row_stored_before_the_us_answer_shows_a_dash(app: Flask, client: FlaskClient,
+                                                        release_gold: GoldSet) -> None:
+    """A geo score stored before the mark: no US-answer key and class bytes without a mark
+    state. Pages, the board (sorted by it), the API, a pending completion and a comparison
+    read it without an error; a full rescore gives it the figure."""
+    register(client, "elder")
+    token = new_token(client)
+    headers = {"Authorization": f"Bearer {token}"}
+    gold = release_gold.get("geo", "dev")
+    old = api_upload(client, token, gold, us_answer_file(release_gold, "dev"), public="true")
+    assert old.status_code == 201, old.get_json()
+    old.close()
+    other = api_upload(client, token, gold, method_name="other", public="true")
+    other.close()
+    old_id, other_id = old.get_json()["id"], other.get_json()["id"]
+    with app.app_context():
+        from situatedqa_server.services import board_cache
+
+        row = db.session.scalar(select(Score).where(Score.submission_id == old_id))
+        assert row is not None and row.error_classes is not None
+        assert max(row.error_classes) >= 8  # the mark state sits above the class
+        keep = {k: not k.startswith("us_answer") for k in row.metrics}
+        row.metrics = {k: v for k, v in row.metrics.items() if keep[k]}
+        row.ci = {k: v for k, v in row.ci.items() if keep.get(k, True)}
+        row.counts = {k: v for k, v in row.counts.items() if keep.get(k, True)}
+        row.error_classes = bytes(b & 7 for b in row.error_classes)
+        board_cache.bump(db.session(), [("geo", "dev")])
+        db.session.commit()
+
+    page = client.get(f"/submissions/{old_id}")
+    assert page.status_code == 200
+    text = page.get_data(as_text=True)
+    assert re.search(r'data-metric="us_answer_rate">—<', text)
+    assert "stored before the figure existed" in text
+    for url in ("/leaderboards/geo?split=dev&show=us_answer_rate&sort=us_answer_rate",
+                "/leaderboards/geo.csv?split=dev",
+                f"/insight/compare?a={old_id}&b={other_id}"):
+        assert client.get(url).status_code == 200, url
+    board = client.get("/api/v1/leaderboards/geo?split=dev&sort=us_answer_rate")
+    assert board.status_code == 200
+    entry = next(e for e in board.get_json()["entries"] if e["id"] == old_id)
+    assert entry["metrics"].get("us_answer_rate") is None
+    # Left pending (as an upload's row is until its completion runs): a read completes the
+    # classes' CIs, and the mark stays absent rather than wrong.
+    with app.app_context():
+        row = db.session.scalar(select(Score).where(Score.submission_id == old_id))
+        assert row is not None
+        row.errors_pending = True
+        row.ci = {k: (None if "_rate" in k or "_share" in k else v) for k, v in row.ci.items()}
+        db.session.commit()
+    body = client.get(f"/api/v1/submissions/{old_id}", headers=headers)
+    assert body.status_code == 200
+    assert "us_answer_rate" not in body.get_json()["metrics"]
+    assert body.get_json()["ci"]["us_default_rate"] is not None
+
+    rescored = app.test_cli_runner().invoke(args=["submissions", "rescore", "--full"])
+    assert rescored.exit_code == 0, rescored.output
+    body = client.get(f"/api/v1/submissions/{old_id}", headers=headers).get_json()
+    want = expected(release_gold, "geo", "dev", us_answer_file(release_gold, "dev"))
+    assert body["metrics"]["us_answer_rate"] == want.metrics["us_answer_rate"]  # type: ignore[attr-defined]
