@@ -8,6 +8,7 @@ import csv
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from flask import Flask
@@ -59,20 +60,27 @@ def test_a_test_board_without_unreleased_examples_has_no_figures(
     assert "indication of contamination, not a proof" in metrics
 
 
+def upload_all_but_first(client: FlaskClient, test: Any, user: str,
+                         method_name: str) -> dict[str, Any]:
+    """A public upload right on every example but the first (whose answer the version
+    changed to the canary); the added example has no prediction: the two unreleased ones
+    are wrong. Its response body."""
+    lines = [{"key": e.key, "prediction": "wrong" if i == 0 else e.answers[0]}
+             for i, e in enumerate(test.examples)]
+    register(client, user)
+    response = api_upload(client, new_token(client), test,
+                          "".join(json.dumps(line) + "\n" for line in lines).encode(),
+                          public="true", method_name=method_name)
+    assert response.status_code == 201, response.get_json()
+    body: dict[str, Any] = response.get_json()
+    return body
+
+
 def test_the_figures_in_the_api_pages_csv_exports_and_cli(
         app: Flask, client: FlaskClient, activated: None, release_gold: GoldSet,
         capsys: pytest.CaptureFixture[str]) -> None:
     test = release_gold.get("temp", "test")
-    # Right on every example but the first (whose answer the version changed to the
-    # canary); the added example has no prediction: the two unreleased ones are wrong.
-    lines = [{"key": e.key, "prediction": "wrong" if i == 0 else e.answers[0]}
-             for i, e in enumerate(test.examples)]
-    register(client, "bob")
-    response = api_upload(client, new_token(client), test,
-                          "".join(json.dumps(line) + "\n" for line in lines).encode(),
-                          public="true", method_name="provenance method")
-    assert response.status_code == 201, response.get_json()
-    body = response.get_json()
+    body = upload_all_but_first(client, test, "bob", "provenance method")
     submission_id = body["id"]
 
     # The API: metrics, CIs and counts. Released: every kept release example, all right
@@ -188,15 +196,8 @@ def test_no_unreleased_answer_right_shows_a_wide_interval(
     """0 right of the 2 unreleased examples: the Wilson interval [0, 65.76], in percent as
     every figure is stored, and Newcombe's interval for the gap; the pages show and name
     them (the percentile bootstrap of 0 of 2 was [0, 0])."""
-    test = release_gold.get("temp", "test")
-    lines = [{"key": e.key, "prediction": "wrong" if i == 0 else e.answers[0]}
-             for i, e in enumerate(test.examples)]
-    register(client, "wilson")
-    response = api_upload(client, new_token(client), test,
-                          "".join(json.dumps(line) + "\n" for line in lines).encode(),
-                          public="true", method_name="wide method")
-    assert response.status_code == 201, response.get_json()
-    submission_id = response.get_json()["id"]
+    submission_id = upload_all_but_first(client, release_gold.get("temp", "test"), "wilson",
+                                         "wide method")["id"]
     api = client.get(f"/api/v1/submissions/{submission_id}").get_json()
     released = api["counts"]["released"]
     assert (api["counts"]["unreleased"], api["metrics"]["unreleased"]) == (2, 0.0)
