@@ -14,8 +14,7 @@ release's, in the order they were published (`inputs`); a test upload answers th
 inputs plus any number of whole input releases, and its submission records which
 (SubmissionRelease), so that every stored file is read again against what it answered.
 
-"Today" is the app's clock (`CLOCK` in its config, a callable giving a date; the UTC date
-when unset), so that tests can move time.
+"Today" is the TODAY setting when set (SITUATEDQA_TODAY; tests move it), else the UTC date.
 """
 
 from __future__ import annotations
@@ -63,12 +62,10 @@ class InvalidReleaseDate(InvalidRequest):
 
 
 def today() -> date:
-    """Today's date: the app's CLOCK when its config sets one, else the UTC date."""
-    clock = current_app.config.get("CLOCK")
-    if clock is not None:
-        moment = clock()
-        return moment.date() if isinstance(moment, datetime) else moment
-    return datetime.now(UTC).date()
+    """Today's date: the app's TODAY setting when set (demonstrations, tests), else the
+    UTC date."""
+    fixed: date | None = current_app.config.get("TODAY")
+    return fixed if fixed is not None else datetime.now(UTC).date()
 
 
 def parse_release_date(text: str | date | None) -> date | None:

@@ -65,12 +65,11 @@ def update_lines(gold: GoldSet) -> list[dict[str, Any]]:
 
 @pytest.fixture
 def clock(app: Flask) -> Callable[[date], None]:
-    """Sets the app's today (input_releases.today reads the CLOCK config)."""
-    now = {"day": DAY}
-    app.config["CLOCK"] = lambda: now["day"]
+    """Sets the app's today (the TODAY setting, which input_releases.today reads)."""
+    app.config["TODAY"] = DAY
 
     def set_day(day: date) -> None:
-        now["day"] = day
+        app.config["TODAY"] = day
     return set_day
 
 
