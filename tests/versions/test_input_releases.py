@@ -24,7 +24,7 @@ from situatedqa_server.extensions import db
 from situatedqa_server.models import InputRelease, Job, Submission, SubmissionRelease
 from situatedqa_server.services import input_releases
 
-from .conftest import CANARY_ANSWER, api_upload, csrf_token, new_token, register
+from .conftest import CANARY_ANSWER, LiveServer, api_upload, csrf_token, new_token, register
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 #: The day the tests' clock starts on.
@@ -313,3 +313,29 @@ def test_a_later_version_rescores_a_file_that_answered_a_release(
         100 * (n - 2) / n)
     with app.app_context():  # the next version adds nothing: no release of its own
         assert db.session.scalar(select(func.count(InputRelease.id))) == 1
+
+
+def test_the_client_downloads_the_test_inputs_and_one_release(
+        app: Flask, runner: FlaskCliRunner, built: Path, tmp_path: Path,
+        release_gold: GoldSet) -> None:
+    from click.testing import CliRunner
+
+    from situatedqa_server import client as situatedqa_cli
+
+    assert activate(runner).exit_code == 0
+    env = {"SITUATEDQA_CONFIG_DIR": str(tmp_path / "config"), "SITUATEDQA_TOKEN": ""}
+    with LiveServer(app) as server:
+        def download(*args: str) -> Any:
+            return CliRunner().invoke(situatedqa_cli.main, [
+                "--url", server.url, "download-inputs", "temp", "test", *args], env=env)
+
+        every = download("-o", str(tmp_path / "all.jsonl"))
+        alone = download("--release", RELEASE, "-o", str(tmp_path / "alone.jsonl"))
+        unknown = download("--release", "no-such-release")
+    assert every.exit_code == 0 and alone.exit_code == 0, (every.output, alone.output)
+    lines = (tmp_path / "all.jsonl").read_text().splitlines()
+    assert len(lines) == len(release_gold.get("temp", "test")) + 3
+    assert [json.loads(line)["key"] for line in
+            (tmp_path / "alone.jsonl").read_text().splitlines()] == TEMP_KEYS
+    assert unknown.exit_code == 1
+    assert "no published input release named 'no-such-release'" in unknown.output
