@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import importlib.util
 import json
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
@@ -339,3 +340,63 @@ def test_the_client_downloads_the_test_inputs_and_one_release(
             (tmp_path / "alone.jsonl").read_text().splitlines()] == TEMP_KEYS
     assert unknown.exit_code == 1
     assert "no published input release named 'no-such-release'" in unknown.output
+
+
+def test_the_harness_tasks_read_the_test_inputs_with_a_release_option(
+        app: Flask, client: FlaskClient, runner: FlaskCliRunner, built: Path,
+        tmp_path: Path, release_gold: GoldSet) -> None:
+    """`release` on the test split: the release's inputs plus every published input release
+    ("all") or the named ones, read from the server, blank (no gold); and the samples of
+    such a task upload as answering those releases."""
+    pytest.importorskip("datasets")
+    from benchmark.harness import lm_eval_task
+    from tests.harness.harness_helpers import sample_line
+
+    assert activate(runner).exit_code == 0
+    # A second release of one more temp example.
+    extra_key = added_key("temp", 991_000_009, {"date": "2033", "date_type": "sampled_year"})
+    path = tmp_path / "more.jsonl"
+    template = release_gold.get("temp", "test").examples[5]
+    path.write_text(json.dumps({
+        "track": "temp", "split": "test", "action": "add", "key": extra_key,
+        "id": 991_000_009, "question": "one more?", "partitions": list(template.partitions),
+        "context": {"date": "2033", "date_type": "sampled_year"}, "answer": ["more"],
+        "reason": "a new context"}) + "\n")
+    assert runner.invoke(args=["gold", "build", "--from-update", str(path), "--name", "more",
+                               "--as-of", "2031-03-01"]).exit_code == 0
+    assert activate(runner, name="more").exit_code == 0
+    test = release_gold.get("temp", "test")
+    base = [e.key for e in test.examples]
+    with LiveServer(app) as server:
+        def keys(release: str) -> list[str]:
+            return [e.key for e in lm_eval_task.release_inputs(server.url, "temp", release)]
+
+        assert keys("all") == [*base, *TEMP_KEYS, extra_key]
+        assert keys(RELEASE) == [*base, *TEMP_KEYS]
+        assert keys("more") == [*base, extra_key]
+        assert keys(f"more,{RELEASE}") == [*base, *TEMP_KEYS, extra_key]
+        with pytest.raises(ValueError, match="no published input release named 'nope'"):
+            keys("nope")
+        loaded = lm_eval_task.load("temp", split="test", release=RELEASE, server=server.url)
+        if importlib.util.find_spec("inspect_ai") is not None:  # the Inspect task likewise
+            from benchmark.harness.inspect_tasks import samples as inspect_samples
+
+            found = inspect_samples("temp", "test", release=RELEASE, server=server.url)
+            assert [sample.id for sample in found] == [*base, *TEMP_KEYS]
+            assert all(sample.target == "" for sample in found)
+        with pytest.raises(ValueError, match="needs split test"):
+            lm_eval_task.load("temp", split="dev", release=RELEASE, server=server.url)
+    rows = loaded["eval"]
+    assert [row["key"] for row in rows] == [*base, *TEMP_KEYS]
+    assert not {"answers", "label"} & set(rows.column_names)
+    # A samples file of those documents (each answered right) uploads as answering the
+    # release's inputs and the first input release, not the second.
+    answers = {**{e.key: e.answers[0] for e in test.examples}, **fresh_answers(TEMP_KEYS)}
+    samples = "".join(json.dumps(sample_line(i, row, "temp", answers[row["key"]])) + "\n"
+                      for i, row in enumerate(rows))
+    register(client, "harness")
+    token = new_token(client)
+    response = api_upload(client, token, test, samples.encode())
+    assert response.status_code == 201, response.get_json()
+    with app.app_context():
+        assert input_releases.names_answered(response.get_json()["id"]) == [RELEASE]
