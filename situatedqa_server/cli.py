@@ -33,6 +33,7 @@ from .services import (
     campaigns,
     disputes,
     gold_store,
+    input_releases,
     jobs,
     ranking,
     versions,
@@ -151,14 +152,21 @@ def gold_build(update: Path, name: str, as_of: Any, note: str, parent: str | Non
               help="Parse and score every stored file again (default: carry over the "
                    "parent's scores on boards the version did not change, and on the others "
                    "re-evaluate only the examples it changed).")
-def gold_activate(name: str, background: bool, restart: bool, full: bool) -> None:
+@click.option("--release-inputs-on", "release_inputs_on", metavar="DATE",
+              help="Hold the inputs of the test examples the version adds back until this "
+                   "date (YYYY-MM-DD; default: release them when the version is active).")
+def gold_activate(name: str, background: bool, restart: bool, full: bool,
+                  release_inputs_on: str | None) -> None:
     """Rescore every stored submission against a version, then make it the active one.
 
-    Without --background the rescore runs in this process; job workers that run at the
-    same time share its batches.
+    The inputs of the test examples it adds become an input release (/data/releases) when
+    it is active, or on the --release-inputs-on date. Without --background the rescore
+    runs in this process; job workers that run at the same time share its batches.
     """
-    job = jobs.start_activation(_gold_version(name), None, restart=restart,
-                                incremental=not full)
+    held = input_releases.parse_release_date(release_inputs_on)
+    version = _gold_version(name)
+    job = jobs.start_activation(version, None, restart=restart, incremental=not full,
+                                release_inputs_on=held)
     if background:
         tasks.start(job.id)
         click.echo(f"rescore job {job.id} queued: {job.total} submissions in "
@@ -169,6 +177,11 @@ def gold_activate(name: str, background: bool, restart: bool, full: bool) -> Non
         raise click.ClickException(f"rescore failed; {gold_store.active_version().name!r} "
                                    f"stays active: {job.error}")
     click.echo(f"{name!r} is now the active gold version ({job.total} submissions rescored)")
+    release = input_releases.release_for(version)
+    if release is not None:
+        counts = ", ".join(f"{track} {c['total']}" for track, c in release.counts.items())
+        click.echo(f"input release {release.name!r} ({counts} test examples): public from "
+                   f"{release.release_on.isoformat()}")
 
 
 def run_with_progress(job: Job) -> Job:

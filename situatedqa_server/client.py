@@ -391,12 +391,21 @@ def export(api: Api, submission_id: int, export_format: str, output: Path | None
 @click.argument("track")
 @click.argument("split")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="Output file (default: TRACK.SPLIT.blank.jsonl).")
+              help="Output file (default: TRACK.SPLIT.blank.jsonl, or "
+                   "TRACK.SPLIT.RELEASE.blank.jsonl).")
+@click.option("--release", metavar="NAME",
+              help="One input release's test inputs alone (the names: /data/releases); "
+                   "default: the release's inputs and every published input release's.")
 @pass_api
-def download_inputs(api: Api, track: str, split: str, output: Path | None) -> None:
-    """The blank input file of a track and split (questions and contexts, no answers)."""
-    response = api.request("GET", f"/data/{track}/{split}/blank.jsonl")
-    target = output or Path(f"{track}.{split}.blank.jsonl")
+def download_inputs(api: Api, track: str, split: str, output: Path | None,
+                    release: str | None) -> None:
+    """The blank input file of a track and split (questions and contexts, no answers).
+
+    On test: the release's inputs and every published input release's, which an upload
+    answers (the release's, plus any whole input releases)."""
+    response = api.request("GET", f"/data/{track}/{split}/blank.jsonl",
+                           params={"release": release} if release else None)
+    target = output or Path(f"{track}.{split}.{release + '.' if release else ''}blank.jsonl")
     target.write_bytes(response.content)
     click.echo(f"wrote {target}")
 

@@ -55,8 +55,14 @@ def error_code_of(error: HTTPException) -> str:
 
 
 def wants_json() -> bool:
-    """The API always answers in JSON; pages answer in HTML."""
-    return request.path.startswith("/api/")
+    """The API always answers in JSON; pages answer in HTML, but a download of data
+    (`.jsonl`, `.json`) asked for as JSON (the client, the harness tasks) gets its error
+    in JSON too."""
+    if request.path.startswith("/api/"):
+        return True
+    return (request.path.endswith((".jsonl", ".json"))
+            and request.accept_mimetypes.best_match(["text/html", "application/json"])
+            == "application/json")
 
 
 def session_lost() -> bool:

@@ -113,6 +113,33 @@ class GoldVersion(Base):
     changes: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list, deferred=True)
 
 
+class InputRelease(Base):
+    """The inputs of the test examples a gold version added (key, question, context; never
+    an answer), published under a name from a date (services/input_releases.py).
+
+    Made when the version becomes active; published from `release_on` (the activation's
+    date, or the later date the organizer held it back to). Until then its examples are
+    unknown keys everywhere. A submission records the releases it answered
+    (SubmissionRelease), so each release's examples can be scored as a window of their own.
+    """
+
+    __tablename__ = "input_release"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    #: A slug of the version's name (lower case, digits and dashes): `?release=NAME`.
+    name: Mapped[str] = mapped_column(String(80), unique=True)
+    gold_version_id: Mapped[int] = mapped_column(ForeignKey("gold_version.id"), unique=True)
+    #: The UTC date from which the inputs are public.
+    release_on: Mapped[date] = mapped_column(Date, index=True)
+    #: Track → the keys of its test examples in the release, in the version's gold order.
+    keys: Mapped[dict[str, list[str]]] = mapped_column(JSON)
+    #: Track → {"total": n, partition: n, …} of those examples.
+    counts: Mapped[dict[str, dict[str, int]]] = mapped_column(JSON)
+    #: Track → SHA-256 of the release's blank file of that track (`?release=NAME`).
+    blank_sha256: Mapped[dict[str, str]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    gold_version: Mapped[GoldVersion] = relationship()
+
+
 class StoredFile(Base):
     """Bytes named by their SHA-256, zlib-compressed: uploads, gold versions, baseline files.
 
@@ -204,6 +231,17 @@ class Submission(Base):
     def is_released(self) -> bool:
         """Its own scores are shown (the Ladder did not withhold them)."""
         return self.shown_submission_id is None
+
+
+class SubmissionRelease(Base):
+    """An input release a test submission answered (every one of its examples): the
+    release's own inputs are always answered and are not recorded."""
+
+    __tablename__ = "submission_release"
+    submission_id: Mapped[int] = mapped_column(
+        ForeignKey("submission.id", ondelete="CASCADE"), primary_key=True)
+    input_release_id: Mapped[int] = mapped_column(ForeignKey("input_release.id"),
+                                                  primary_key=True, index=True)
 
 
 class Score(Base):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from benchmark import limits
@@ -18,6 +19,14 @@ def _bool(text: str) -> bool:
     if value in ("0", "false", "no", "off", ""):
         return False
     raise ValueError(f"expected true or false, got {text!r}")
+
+
+def _date(text: str) -> date:
+    """Parse a date given as YYYY-MM-DD."""
+    try:
+        return date.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(f"expected a date as YYYY-MM-DD, got {text!r}") from None
 
 
 def _feedback(text: str) -> str:
@@ -148,6 +157,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("LEADERBOARD_PAGE_SIZE", 50, int,
             "Leaderboard entries per page (the JSON and CSV take ?per_page= up to 1000).",
             "SITUATEDQA_LEADERBOARD_PAGE_SIZE"),
+    Setting("TODAY", None, _date,
+            "The date the server takes for today (YYYY-MM-DD), which decides whether an "
+            "input release is published yet; for demonstrations and tests. Unset: the UTC "
+            "date.", "SITUATEDQA_TODAY"),
     Setting("HF_DATASET_ID", "siyue/SituatedQA", str,
             "The Hugging Face Hub dataset that a submission's `.eval_results` entries name "
             "(`dataset.id`). The default is the Hub's copy of the release's loader; a "

@@ -29,7 +29,7 @@ from .auth import admin_required
 from .extensions import db
 from .forms import ActionForm
 from .models import GoldVersion, Submission
-from .services import gold_store, jobs, scoring, version_ranks, versions
+from .services import gold_store, input_releases, jobs, scoring, version_ranks, versions
 from .services.errors import STALE_FORM, InvalidQuery, InvalidRequest, NotFound, known_track
 
 bp = Blueprint("versions", __name__)
@@ -42,6 +42,14 @@ class BuildForm(FlaskForm):
     name = StringField("Name", validators=[DataRequired(), Length(max=80)])
     as_of = DateField("As of", validators=[DataRequired()])
     note = StringField("Changelog note", validators=[Optional(), Length(max=2000)])
+
+
+class ActivateForm(FlaskForm):
+    """The activation's confirmation: when the inputs of the added test examples go public."""
+
+    release_inputs_on = StringField(
+        "Release the inputs of the added test examples on (YYYY-MM-DD; empty: when the "
+        "version is active)", validators=[Optional(), Length(max=40)])
 
 
 @bp.app_template_global()
@@ -217,30 +225,45 @@ def build() -> Any:
     return redirect(url_for("versions.admin"))
 
 
+def activation_page(version: GoldVersion, form: ActivateForm | None = None,
+                    status: int = 200) -> tuple[str, int]:
+    """The activation's confirmation page (again with the form's errors)."""
+    total = versions.submission_total()
+    return render_template("versions/activate.html", version=version, total=total,
+                           active=gold_store.active_version(), form=form or ActivateForm(),
+                           public=versions.public_changes(versions.stored_changes(version)),
+                           added=input_releases.added_examples(version)), status
+
+
 @bp.get("/admin/versions/<int:version_id>/activate")
 @admin_required
-def confirm_activation(version_id: int) -> str:
+def confirm_activation(version_id: int) -> tuple[str, int]:
     """The confirmation step before an activation: what changes and what gets rescored."""
     version = db.session.get(GoldVersion, version_id)
     if version is None:
         abort(404)
-    total = versions.submission_total()
-    return render_template("versions/activate.html", version=version, total=total,
-                           active=gold_store.active_version(), action=ActionForm(),
-                           public=versions.public_changes(versions.stored_changes(version)))
+    return activation_page(version)
 
 
 @bp.post("/admin/versions/<int:version_id>/activate")
 @admin_required
-def activate(version_id: int) -> Response:
+def activate(version_id: int) -> Response | tuple[str, int]:
     """Start rescoring into a version in the background; it switches when done."""
     version = db.session.get(GoldVersion, version_id)
     if version is None:
         abort(404)
-    if not ActionForm().validate_on_submit():
+    form = ActivateForm()
+    if not form.validate_on_submit():
+        if form.release_inputs_on.errors:
+            return activation_page(version, form, 400)
         raise InvalidRequest(STALE_FORM)
     try:
-        job = jobs.start_activation(version, g.user)
+        held = input_releases.parse_release_date(form.release_inputs_on.data)
+    except input_releases.InvalidReleaseDate as exc:  # the page again, the field marked
+        form.release_inputs_on.errors = [exc.message]
+        return activation_page(version, form, exc.http_status)
+    try:
+        job = jobs.start_activation(version, g.user, release_inputs_on=held)
     except jobs.JobError as exc:  # back to the versions page, saying why
         flash(exc.message, "error")
         return redirect(url_for("versions.admin"))

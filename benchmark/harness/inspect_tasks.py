@@ -11,7 +11,9 @@ is `benchmark.score` over all the samples' answers. The answer filter is the lm-
 Task options (`-T name=value`): `split` (dev; test only where asked), `shots` (0; drawn
 from train, in release order), `data` (the release folder; default $SITUATEDQA_DATA),
 `inputs` (the server's blank inputs: no gold in the samples, no metric computed; the upload
-scores the log).
+scores the log), `release` with `server` (on test: the release's inputs plus the server's
+input releases, "all" or names separated by commas; `server` defaults to $SITUATEDQA_URL;
+blank like `inputs`).
 
 Imports inspect_ai: this module is loaded by Inspect (as a file: hence its absolute imports),
 never by the server.
@@ -19,6 +21,7 @@ never by the server.
 
 from __future__ import annotations
 
+import os
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -41,7 +44,13 @@ from benchmark.example import Example
 from benchmark.gold import GoldSplit
 from benchmark.harness.conformance import score_pairs
 from benchmark.harness.docs import document, prompt, target
-from benchmark.harness.lm_eval_task import MAX_GEN_TOKS, _release, blank_examples, metric_names
+from benchmark.harness.lm_eval_task import (
+    MAX_GEN_TOKS,
+    _release,
+    blank_examples,
+    metric_names,
+    release_inputs,
+)
 from benchmark.harness_files import first_line, response_value
 from benchmark.scoring import ScoreResult
 from benchmark.tracks import TRACKS, track_info
@@ -57,11 +66,19 @@ def _harness() -> str:
 
 
 def samples(track: str, split: str = "dev", shots: int = 0, data: str | None = None,
-            inputs: str | None = None) -> list[Sample]:
+            inputs: str | None = None, release: str | None = None,
+            server: str | None = None) -> list[Sample]:
     """The task's samples: a document each, its prompt with `shots` train examples first."""
     gold_set = _release(data)
-    if inputs:
-        examples: list[Example] = blank_examples(Path(inputs), track)
+    if release:
+        if split != "test":
+            raise ValueError(f"input releases hold test examples: the release option needs "
+                             f"split test, not {split!r}")
+        examples: list[Example] = release_inputs(
+            server or os.environ.get("SITUATEDQA_URL"), track, release)
+        with_gold = False
+    elif inputs:
+        examples = blank_examples(Path(inputs), track)
         with_gold = False
     else:
         gold = gold_set.get(track, split)
@@ -144,9 +161,11 @@ def situatedqa_scorer(track: str) -> Scorer:
 
 
 def situatedqa_task(track: str, split: str = "dev", shots: int = 0, data: str | None = None,
-                    inputs: str | None = None) -> Task:
+                    inputs: str | None = None, release: str | None = None,
+                    server: str | None = None) -> Task:
     """One track's task."""
-    return Task(dataset=MemoryDataset(samples(track, split, int(shots), data, inputs),
+    return Task(dataset=MemoryDataset(samples(track, split, int(shots), data, inputs,
+                                              release, server),
                                       name=f"situatedqa_{track}"),
                 solver=generate(), scorer=situatedqa_scorer(track),
                 config=GenerateConfig(max_tokens=MAX_GEN_TOKS, temperature=0.0),

@@ -10,12 +10,15 @@ Options (lm_eval's `--metadata` JSON): `split` (dev by default; "test" only wher
 `data` (the release folder; default $SITUATEDQA_DATA), `inputs` (the server's blank inputs,
 from `situatedqa download-inputs TRACK SPLIT`: for examples whose gold is hidden; the
 documents then carry no gold and no metric is computed locally: the upload scores the
-samples file).
+samples file), `release` with `server` (on test: the release's inputs plus the server's
+input releases, "all" or names separated by commas, read from the server at `server`,
+default $SITUATEDQA_URL; blank like `inputs`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
@@ -56,15 +59,70 @@ def harness_version() -> str:
 
 def blank_examples(path: Path, track: str) -> list[Example]:
     """The examples of a blank inputs file (key, id, question, context fields; no gold)."""
+    return _blank_records(path.read_text(encoding="utf-8"), track)
+
+
+def _blank_records(text: str, track: str) -> list[Example]:
+    """The examples of a blank inputs file's text (see blank_examples)."""
     info = track_info(track)
     examples = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in text.splitlines():
         if line.strip():
             record = json.loads(line)
             examples.append(Example(key=record["key"], id=int(record["id"]),
                                     question=record["question"],
                                     context={n: record[n] for n in info.context_fields}))
     return examples
+
+
+def _fetch(url: str) -> str:
+    """A server's download as text; ValueError with the server's message when refused."""
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(url, headers={"Accept": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return str(response.read().decode("utf-8"))
+    except urllib.error.HTTPError as exc:
+        try:
+            message = json.loads(exc.read().decode("utf-8"))["error"]["message"]
+        except (ValueError, KeyError, TypeError):
+            message = exc.reason
+        raise ValueError(f"{url}: {exc.code} {message}") from None
+    except urllib.error.URLError as exc:
+        raise ValueError(f"{url}: cannot reach the server ({exc.reason})") from None
+
+
+#: The `release` option's value for every published input release.
+ALL_RELEASES = "all"
+
+
+def release_inputs(server: str | None, track: str, release: str) -> list[Example]:
+    """The test inputs an upload answers with input releases, from a server: the release's
+    inputs plus every published input release (`release` "all"), or plus the ones named
+    (comma-separated names, from the server's /data/releases). ValueError when the server
+    is not given or refuses (an unknown or unpublished release)."""
+    from urllib.parse import quote
+
+    if not server:
+        raise ValueError("the release option reads the inputs from a server: give its "
+                         "address as the server option (or set SITUATEDQA_URL)")
+    root = server.rstrip("/")
+    base = f"{root}/data/{track}/test/blank.jsonl"
+    every = _blank_records(_fetch(base), track)
+    if release.strip() == ALL_RELEASES:
+        return every
+    named = [name.strip() for name in release.split(",") if name.strip()]
+    listed = json.loads(_fetch(f"{root}/data/releases.json")).get("releases", [])
+    keys: dict[str, set[str]] = {}
+    for name in dict.fromkeys([*named, *(str(r["name"]) for r in listed
+                                         if track in r.get("tracks", {}))]):
+        keys[name] = {e.key for e in _blank_records(
+            _fetch(f"{base}?release={quote(name)}"), track)}
+    wanted = set().union(*(keys[name] for name in named))
+    others = set().union(*(k for name, k in keys.items() if name not in named))
+    return [e for e in every if e.key in wanted or e.key not in others]
 
 
 def load(track: str, **options: Any) -> Any:
@@ -74,7 +132,14 @@ def load(track: str, **options: Any) -> Any:
     split = str(options.get("split") or "dev")
     model = model_marker(options)
     gold_set = _release(options.get("data"))
-    if options.get("inputs"):
+    if options.get("release"):
+        if split != "test":
+            raise ValueError(f"input releases hold test examples: the release option needs "
+                             f"split test, not {split!r}")
+        examples, with_gold = release_inputs(
+            options.get("server") or os.environ.get("SITUATEDQA_URL"), track,
+            str(options["release"])), False
+    elif options.get("inputs"):
         examples, with_gold = blank_examples(Path(options["inputs"]), track), False
     else:
         gold = gold_set.get(track, split)

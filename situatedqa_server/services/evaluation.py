@@ -45,6 +45,7 @@ from benchmark import (
     GoldError,
     GoldSplit,
     Predictions,
+    Problem,
     ScoreResult,
     ValidationError,
     incremental,
@@ -65,13 +66,14 @@ from ..extensions import after_response, db, prebuilt, upsert_insert
 from ..models import (
     UNFINISHED_JOB_STATES,
     GoldVersion,
+    InputRelease,
     Job,
     JobKind,
     Score,
     Submission,
     utcnow,
 )
-from . import blobs, gold_store, upload_hints
+from . import blobs, gold_store, input_releases, upload_hints
 from .errors import ServiceError
 
 log = logging.getLogger(__name__)
@@ -193,25 +195,86 @@ def _versions_of_transaction() -> tuple[dict[int, GoldVersion], GoldVersion | No
     return found
 
 
+def read_answering(data: bytes, track: str, split: str, filename: str,
+                   harness_filter: str | None = None) -> tuple[Predicted, list[InputRelease]]:
+    """An upload read against the inputs it answers, and the input releases among them
+    (ValidationError otherwise).
+
+    Off the test split, and on it while no input release is published, those are the
+    board's inputs (gold_store.get_split). On test, a file answers the release's inputs
+    plus any number of whole published input releases: it is read against all of them
+    first; when it leaves some out, against the releases it answers every example of. A
+    file that answers only part of a release is refused, naming the keys it lacks. A key
+    of a release not yet published is in no inputs: an unknown example.
+    """
+    base = gold_store.get_split(track, split)
+    releases = input_releases.published(track) if split == HIDDEN_SPLIT else []
+    if not releases:
+        return read_upload(base, data, filename, harness_filter=harness_filter), []
+    try:
+        return read_upload(input_releases.inputs(track, releases), data, filename,
+                           harness_filter=harness_filter), releases
+    except FileTooLargeError:
+        raise
+    except ValidationError as exc:
+        if not exc.keys:  # unreadable: nothing says which releases it meant to answer
+            raise
+        whole, partial = input_releases.partly_answered(track, exc.keys, releases)
+        if partial:
+            raise _partly_answered(data, track, filename, harness_filter, whole,
+                                   partial) from None
+        if len(whole) == len(releases):
+            raise
+    return read_upload(input_releases.inputs(track, whole), data, filename,
+                       harness_filter=harness_filter), whole
+
+
+def _partly_answered(data: bytes, track: str, filename: str, harness_filter: str | None,
+                     whole: list[InputRelease],
+                     partial: list[tuple[InputRelease, list[str]]]) -> ValidationError:
+    """The refusal of a file that answers part of an input release: which release and the
+    keys it lacks, then every other problem of the file against the inputs it touches."""
+    lead = [Problem(filename, input_releases.partial_message(track, release, missing))
+            for release, missing in partial]
+    touched = [r for r in input_releases.published(track)
+               if r in whole or any(r is p for p, _ in partial)]
+    try:
+        read_upload(input_releases.inputs(track, touched), data, filename,
+                    harness_filter=harness_filter)
+    except ValidationError as exc:
+        return ValidationError([*lead, *exc.problems], truncated=exc.truncated, keys=exc.keys)
+    return ValidationError(lead)
+
+
 def read_file(data: bytes, track: str, split: str, filename: str,
               preferred_version_id: int | None = None,
-              harness_filter: str | None = None) -> Predicted:
+              harness_filter: str | None = None,
+              releases: Sequence[InputRelease] = ()) -> Predicted:
     """A file's predictions and the inputs they answer: the preferred version's first, then
     every other version's (the ValidationError of the first one tried if none accepts it).
 
     A file made for an earlier version (a release-made dev file, a reference baseline)
-    keeps answering that version's inputs after a version retires or adds examples.
+    keeps answering that version's inputs after a version retires or adds examples. On the
+    hidden test split the inputs are the release's, plus the input releases the file
+    answered (`releases`, as its submission recorded them).
     """
     every, first = _versions_of_transaction()
     if first is None:
         first = gold_store.first_version()  # raises GoldUnavailable
+    chosen = settings()
+    if split == HIDDEN_SPLIT:
+        # The inputs of the hidden test split stay the release's (gold_store.inputs_of),
+        # with the input releases the file answered.
+        inputs = input_releases.inputs(track, releases) if releases else (
+            gold_store.load(first.gold_sha256).get(track, split))
+        return Predicted(parse_file(data, inputs, filename=filename,
+                                    max_bytes=chosen.max_bytes,
+                                    max_members=chosen.max_members,
+                                    harness_filter=harness_filter), inputs)
     ordered = ([every[preferred_version_id]] if preferred_version_id in every else [])
     ordered += list(every.values())
-    # The inputs of the hidden test split stay the release's (gold_store.inputs_of).
-    candidates = dict.fromkeys(
-        (first if split == HIDDEN_SPLIT else v).gold_sha256 for v in ordered)
+    candidates = dict.fromkeys(v.gold_sha256 for v in ordered)
     error: ValidationError | None = None
-    chosen = settings()
     for sha256 in candidates:
         inputs = gold_store.load(sha256).get(track, split)
         try:
@@ -235,15 +298,21 @@ def uploaded_under(submissions: Iterable[Submission]) -> dict[int, int]:
 
 
 def read_stored(submission: Submission, uploaded_version_id: int | None = None,
-                data: bytes | None = None) -> Predicted:
+                data: bytes | None = None,
+                releases: Sequence[InputRelease] | None = None) -> Predicted:
     """A stored file read against the inputs it was accepted for (ValidationError if none).
 
-    `data` is the file's bytes when the caller fetched them already (blobs.get_many).
+    `data` is the file's bytes when the caller fetched them already (blobs.get_many);
+    `releases` the input releases it answered, when the caller read them already
+    (input_releases.answered_by).
     """
     if data is None:
         data = blobs.get(submission.file_sha256)
+    if releases is None:
+        releases = (input_releases.answered_by([submission.id]).get(submission.id, [])
+                    if submission.split == HIDDEN_SPLIT else [])
     return read_file(data, submission.track, submission.split, submission.filename,
-                     uploaded_version_id, submission.harness_filter)
+                     uploaded_version_id, submission.harness_filter, releases)
 
 
 def predictions_for(submission: Submission, gold: GoldSplit) -> Predictions:
@@ -629,6 +698,8 @@ def _from_outcomes(view: gold_store.VersionGold,
     if not found:
         return pending
     gold, parent_gold = view.gold, view.parent_gold
+    # A test file that answered input releases names their inputs' key order.
+    answered = input_releases.answered_by(s.id for _, s in pending if s.split == HIDDEN_SPLIT)
     rest = []
     for position, submission in pending:
         board = (submission.track, submission.split)
@@ -636,8 +707,10 @@ def _from_outcomes(view: gold_store.VersionGold,
         if submission.id in found and board in gold.splits and board in parent_gold.splits:
             parent, target = parent_gold.splits[board], gold.splits[board]
             tables = (view.parent_tables(parent), view.tables(target))
+            inputs = ((input_releases.inputs(submission.track, answered[submission.id]),)
+                      if submission.id in answered else ())
             result = _incremental_result(parent, target, submission, *found[submission.id],
-                                         chosen, tables)
+                                         chosen, tables, inputs)
         if result is None:
             rest.append((position, submission))
         else:
@@ -649,11 +722,12 @@ def _from_outcomes(view: gold_store.VersionGold,
 def _incremental_result(parent: GoldSplit, target: GoldSplit, submission: Submission,
                         outcomes: bytes, f1: bytes | None, classes: bytes | None,
                         stored: bytes, chosen: Settings,
-                        tables: tuple[ErrorTables | None, ErrorTables | None]
-                        ) -> ScoreResult | None:
+                        tables: tuple[ErrorTables | None, ErrorTables | None],
+                        inputs: tuple[GoldSplit, ...] = ()) -> ScoreResult | None:
     """A submission's score from its parent row and stored predictions; None if they cannot
     give it (a row older than the lenient metrics or the error classes, or of another
-    length, unknown inputs). `tables` are the (parent, target) splits' error tables."""
+    length, unknown inputs). `tables` are the (parent, target) splits' error tables;
+    `inputs` the split the file was read against when no version has it (input releases)."""
     try:
         predictions = incremental.decode_predictions(stored)
         f1_values = incremental.decode_f1(f1, len(parent)) if f1 is not None else None
@@ -664,7 +738,7 @@ def _incremental_result(parent: GoldSplit, target: GoldSplit, submission: Submis
     if f1_values is None and not target.is_identification:
         return None
     keys = keys_named(predictions.keys_sha256, submission.track, submission.split,
-                      parent, target)
+                      parent, target, *inputs)
     if keys is None:
         return None
     try:
@@ -700,9 +774,11 @@ def _in_full(view: gold_store.VersionGold, pending: list[tuple[int, Submission]]
     have: dict[int, bytes | None] = dict(db.session.execute(
         select(Submission.id, Submission.predictions).where(
             Submission.id.in_([s.id for s in submissions]))).all())
+    answered = input_releases.answered_by(s.id for s in submissions
+                                          if s.split == HIDDEN_SPLIT)
     for position, s in pending:
         read = read_stored(s, uploaded.get(s.id), blobs.decompress(files[s.file_sha256])
-                           if s.file_sha256 in files else None)
+                           if s.file_sha256 in files else None, answered.get(s.id, []))
         target = gold.get(s.track, s.split)
         evaluated.results[position] = score(target, realign(read.predictions, target),
                                             resamples=chosen.resamples,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from flask import current_app
@@ -34,7 +34,7 @@ from ..models import (
     User,
     utcnow,
 )
-from . import audit, evaluation, gold_store, ranking, versions
+from . import audit, evaluation, gold_store, input_releases, ranking, versions
 from .errors import ServiceError
 from .quotas import begin_locked
 
@@ -67,15 +67,21 @@ def unfinished(kind: JobKind) -> list[Job]:
 
 
 def start_activation(version: GoldVersion, actor: User | None, *,
-                     restart: bool = False, incremental: bool = True) -> Job:
+                     restart: bool = False, incremental: bool = True,
+                     release_inputs_on: date | None = None) -> Job:
     """Plan a rescore job that will activate the version (committed; not yet dispatched).
 
     Incremental (the default) carries over the parent's scores on boards the version did
-    not change; full reads and scores every stored file again.
+    not change; full reads and scores every stored file again. The inputs of the test
+    examples the version adds are released when it becomes active, or on
+    `release_inputs_on` when that is later (services/input_releases.py).
     """
     if version.is_active:
         raise JobError(f"{version.name!r} is already the active version")
-    job = _start_rescore(version, actor, {"incremental": incremental}, restart=restart)
+    params: dict[str, Any] = {"incremental": incremental}
+    if release_inputs_on is not None:
+        params["release_inputs_on"] = release_inputs_on.isoformat()
+    job = _start_rescore(version, actor, params, restart=restart)
     audit.record_event("gold_activate", "gold_version", version.id, actor,
                        f"rescore job {job.id} started for {version.name}")
     db.session.commit()
@@ -348,6 +354,13 @@ def finish(job_id: int) -> bool:
         version.is_active = True
         audit.record_event("gold_activated", "gold_version", version.id, None,
                            f"{version.name} replaces {previous.name} (job {job.id})")
+        held = job.params.get("release_inputs_on")
+        release = input_releases.make_release(
+            version, date.fromisoformat(held) if held else None)
+        if release is not None:
+            audit.record_event("inputs_release", "input_release", release.id, None,
+                               f"input release {release.name} of {version.name}, public "
+                               f"from {release.release_on.isoformat()}")
     else:
         audit.record_event("gold_rescored", "gold_version", version.id, None,
                            f"{version.name} rescored in place (job {job.id})")

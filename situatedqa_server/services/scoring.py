@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +21,7 @@ from benchmark.incremental import encode_predictions
 from benchmark.provenance import origins
 
 from ..extensions import db
-from ..models import Score, Submission, User, Visibility, utcnow
+from ..models import InputRelease, Score, Submission, User, Visibility, utcnow
 from . import (
     audit,
     blobs,
@@ -29,6 +29,7 @@ from . import (
     duplicates,
     evaluation,
     gold_store,
+    input_releases,
     ladder,
     quotas,
     ranking,
@@ -75,17 +76,18 @@ def submit(user: User, track: str, split: str, data: bytes, filename: str,
     evaluation.InvalidFile (after counting the rejection), DuplicateSubmission,
     QuotaExceeded or GoldUnavailable.
     """
-    gold = gold_store.get_split(track, split)
+    gold_store.get_split(track, split)  # GoldUnavailable before any quota is read
     team_id = user.team_id
     quotas.check_before_scoring(team_id, track, split)  # the locked check is in consume()
     try:
-        upload = evaluation.read_upload(gold, data, filename,
-                                        harness_filter=meta.harness_filter)
+        upload, releases = evaluation.read_answering(data, track, split, filename,
+                                                     meta.harness_filter)
     except ValidationError as exc:
         quotas.record_rejection(team_id)
         raise evaluation.rejection(exc, track, split) from None
     try:
-        return _insert(user, track, split, filename, meta, data, upload, before_commit)
+        return _insert(user, track, split, filename, meta, data, upload, before_commit,
+                       releases)
     except IntegrityError:
         db.session.rollback()
         # A concurrent upload of the same predictions won the team's unique index.
@@ -101,7 +103,8 @@ def submit(user: User, track: str, split: str, data: bytes, filename: str,
 
 def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionMeta,
             data: bytes, upload: evaluation.Predicted,
-            before_commit: BeforeCommit | None) -> tuple[Submission, Score]:
+            before_commit: BeforeCommit | None,
+            releases: Sequence[InputRelease] = ()) -> tuple[Submission, Score]:
     """One transaction: store the file, add the submission and its scores, lock and spend
     the quota, decide the Ladder's release (the caller rolls back on any error: none of it
     stays)."""
@@ -127,6 +130,7 @@ def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionM
         harness_filter=meta.harness_filter if predictions.harness is not None else None)
     duplicates.mark(submission, predictions_sha256, earlier)
     _store(submission)
+    input_releases.record(submission.id, releases)
     # Also scored against any version being rescored, so none is missing after its switch;
     # GoldUnavailable (no active version) is raised here, before any quota is spent.
     scores = evaluation.upload_scores(submission, upload)

@@ -176,7 +176,7 @@ def test_pages_pass_axe(with_baselines: dict[str, Any]) -> None:
         for path in ("/", "/metrics/", "/metrics/temp", "/metrics/temp-id",
                      "/leaderboards/temp?split=dev",
                      "/leaderboards/temp?split=test&hide_baselines=1",
-                     f"/submissions/{ids['strong-dev']}", "/submissions/"):
+                     f"/submissions/{ids['strong-dev']}", "/submissions/", "/data/releases"):
             page.goto(url + path)
             assert serious_axe_violations(page) == [], path
             assert page.locator("header nav a[href='/metrics/']").count() == 1, path

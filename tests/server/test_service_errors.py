@@ -56,6 +56,8 @@ EXPECTED: dict[str, tuple[int, str]] = {
     "gold_store.GoldUnavailable": (503, "gold_unavailable"),
     "idempotency.ConcurrentRequest": (409, "conflict"),
     "idempotency.KeyReused": (422, "idempotency_key_reused"),
+    "input_releases.InvalidReleaseDate": (400, "invalid_release_date"),
+    "input_releases.UnknownRelease": (404, "unknown_release"),
     "jobs.JobError": (409, "job_busy"),
     "board.BadBoardQuery": (400, "invalid_query"),
     "board.UnknownVersion": (404, "unknown_version"),

@@ -36,6 +36,9 @@ from tests.server.conftest import (  # noqa: F401  (pytest finds fixtures by nam
 )
 
 CANARY_ANSWER = "zq-canary-v6-answer-5d1c"
+#: `gold activate` options that keep the update's added test example unreleased: its inputs
+#: are held back to a date no test reaches (by default activation publishes them).
+HELD_BACK = ("--release-inputs-on", "2999-12-31")
 CANARY_KEY = "990000001|2099|sampled_year"
 DEV_ADDED_KEY = "990000002|2099|sampled_year"
 

@@ -180,8 +180,8 @@ def test_campaigns_in_the_browser(app: Flask, release_gold: GoldSet) -> None:
                 assert f"built '{name}'" in root.inner_text("main")
                 with root.expect_navigation():
                     root.locator("tr", has_text=name).locator("a.button").click()
-                with root.expect_navigation():
-                    root.click("main form.inline button[type=submit]")
+                with root.expect_navigation():  # the activation form (its date left empty)
+                    root.click("main form#activate button[type=submit]")
                 wait_until_active(app, name)
 
             # The researcher's test upload: the unreleased figures and the gap with CIs.

@@ -20,7 +20,7 @@ from situatedqa_server.extensions import db
 from situatedqa_server.models import User
 from situatedqa_server.services import snapshots
 
-from .conftest import CANARY_ANSWER, CANARY_KEY, api_upload, new_token, register
+from .conftest import CANARY_ANSWER, CANARY_KEY, HELD_BACK, api_upload, new_token, register
 from .test_versions_canary import crawl
 
 #: Only the update file's test records hold these (the reasons are private too).
@@ -36,7 +36,7 @@ def test_unreleased_answers_never_leave_with_their_figures(
     caplog.set_level(logging.DEBUG)
     outputs = [runner.invoke(args=["gold", "build", "--from-update", str(update_file),
                                    "--name", "2023-06", "--as-of", "2023-06-01"]).output,
-               runner.invoke(args=["gold", "activate", "2023-06"]).output]
+               runner.invoke(args=["gold", "activate", "2023-06", *HELD_BACK]).output]
     register(client, "carol")
     token = new_token(client)
     test = release_gold.get("temp", "test")
@@ -70,7 +70,8 @@ def test_unreleased_answers_never_leave_with_their_figures(
             f"/insight/submissions/{sid}/pwc.json",
             f"/insight/submissions/{sid}/model-index.yaml",
             f"/snapshots/{slug}", f"/snapshots/{slug}.json", f"/snapshots/{slug}.csv",
-            f"/snapshots/{slug}.bib", "/data/temp/test/blank.jsonl",
+            f"/snapshots/{slug}.bib", "/data/temp/test/blank.jsonl", "/data/releases",
+            "/data/releases.json", "/data/releases.atom",
             "/data/temp/test/gold.jsonl", "/api/v1/submissions"]
     crawled = crawl(client, urls, auth)
     for url in urls:  # every page was served (test per-example pages and gold are refused)

@@ -16,7 +16,7 @@ from situatedqa_server.extensions import db
 from situatedqa_server.models import AuditLog, GoldVersion, Job, JobStatus, Score, StoredFile
 from situatedqa_server.services import accounts, evaluation, gold_store, jobs, versions
 
-from .conftest import CANARY_KEY, DEV_ADDED_KEY, api_upload, prediction_file
+from .conftest import CANARY_KEY, DEV_ADDED_KEY, HELD_BACK, api_upload, prediction_file
 
 FIRST = gold_store.FIRST_VERSION_NAME
 
@@ -230,7 +230,7 @@ def test_dev_inputs_follow_the_active_version(app: Flask, client: FlaskClient,
                                               runner: FlaskCliRunner, update_file: Path,
                                               uploads: dict[str, int]) -> None:
     assert build(runner, update_file).exit_code == 0
-    assert runner.invoke(args=["gold", "activate", "2023-06"]).exit_code == 0
+    assert runner.invoke(args=["gold", "activate", "2023-06", *HELD_BACK]).exit_code == 0
     assert DEV_ADDED_KEY.encode() in client.get("/data/temp/dev/blank.jsonl").data
     assert CANARY_KEY.encode() not in client.get("/data/temp/test/blank.jsonl").data
     # A dev file uploaded before the added example still has per-example rows.

@@ -76,6 +76,10 @@ def test_pick_the_unreleased_figures_on_a_test_board(
             page.goto(f"{server.url}/submissions/{uploads['test_all']}")
             assert page.locator("#unreleased-note").is_visible()
             assert serious_axe_violations(page) == [], page.url
+            # The input release the activation made: its page, with its table.
+            page.goto(f"{server.url}/data/releases")
+            assert page.locator("section[id='2023-06'] table").is_visible()
+            assert serious_axe_violations(page) == [], page.url
             assert errors == []
         finally:
             browser.close()

@@ -20,6 +20,7 @@ from .conftest import (
     CANARY_ANSWER,
     CANARY_KEY,
     DEV_ADDED_KEY,
+    HELD_BACK,
     api_upload,
     csrf_token,
     new_token,
@@ -55,7 +56,7 @@ def test_test_changes_never_leak(app: Flask, client: FlaskClient, organizer: Fla
     caplog.set_level(logging.DEBUG)
     outputs = [runner.invoke(args=["gold", "build", "--from-update", str(update_file),
                                    "--name", "2023-06", "--as-of", "2023-06-01"]).output]
-    outputs.append(runner.invoke(args=["gold", "activate", "2023-06"]).output)
+    outputs.append(runner.invoke(args=["gold", "activate", "2023-06", *HELD_BACK]).output)
     outputs += [runner.invoke(args=["gold", "versions"]).output,
                 runner.invoke(args=["gold", "diff", "2021-02, as released", "2023-06"]).output,
                 runner.invoke(args=["gold", "diff", "2023-06", "2021-02, as released"]).output]
@@ -80,6 +81,7 @@ def test_test_changes_never_leak(app: Flask, client: FlaskClient, organizer: Fla
             "/leaderboards/temp.csv?split=test&version=2023-06",
             "/api/v1/leaderboards/temp?split=test&version=2023-06",
             "/data/temp/test/blank.jsonl", "/data/temp/test/gold.jsonl",
+            "/data/releases", "/data/releases.json", "/data/releases.atom",
             "/api/v1/submissions"]
     for sid in uploads.values():
         urls += [f"/submissions/{sid}", f"/api/v1/submissions/{sid}"]
