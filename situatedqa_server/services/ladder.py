@@ -21,6 +21,7 @@ from benchmark.metrics import IntArray
 
 from ..extensions import db
 from ..models import Score, Submission, Visibility
+from . import gold_store
 from .ranking import ALPHA
 
 LADDER = "ladder"
@@ -68,13 +69,16 @@ def best_released(submission: Submission, version_id: int) -> tuple[Submission, 
     return None if row is None else (row[0], row[1])
 
 
-def decide(submission: Submission, row: Score, gold: GoldSplit) -> Score:
+def decide(submission: Submission, row: Score) -> Score:
     """In the upload's transaction: release the new score (row), or return the best's.
 
-    A withheld submission is kept private (it can never be published).
+    The two rows' outcomes are compared on the split they were scored on: the version's,
+    which holds more examples than the upload's inputs once a version adds some. A
+    withheld submission is kept private (it can never be published).
     """
     if not applies(submission):
         return row
+    gold = gold_store.gold_of(row.gold_version).get(row.track, row.split)
     best = best_released(submission, row.gold_version_id)
     if best is None or releases(gold, codes(row.outcomes), codes(best[1].outcomes)):
         return row

@@ -145,7 +145,7 @@ def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionM
     # concurrent uploads wait only for what follows (PostgreSQL; SQLite locks at BEGIN).
     if split == quotas.QUOTA_SPLIT:
         quotas.consume(user.team_id, track)
-    shown = ladder.decide(submission, row, inputs)  # a withheld submission stays private
+    shown = ladder.decide(submission, row)  # a withheld submission stays private
     if submission.is_public:
         audit.add_now("publish", submission.id, user)
     if before_commit is not None:

@@ -14,10 +14,10 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
-from benchmark import GoldSet, normalize_answer
+from benchmark import GoldSet, GoldSplit, normalize_answer
 from benchmark.intervals import newcombe_interval, wilson_interval
 from situatedqa_server import client as situatedqa_cli
-from situatedqa_server.services import gold_store, plots, snapshots
+from situatedqa_server.services import gold_store, ladder, plots, snapshots
 
 from .conftest import (
     CANARY_ANSWER,
@@ -214,3 +214,32 @@ def test_no_unreleased_answer_right_shows_a_wide_interval(
     assert f'<span class="ci">[{gap[0]:.2f}, 100.00]</span>' in detail
     metrics = client.get("/metrics/temp").get_data(as_text=True)
     assert "Wilson score interval" in metrics and "Newcombe" in metrics
+
+
+def test_the_ladder_decides_on_the_versions_own_split(
+        app: Flask, client: FlaskClient, activated: None, release_gold: GoldSet,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A version that adds a test example scores an upload on more examples than the
+    release's inputs hold: the Ladder compares the team's two uploads' outcomes on the
+    version's split (it was given the inputs, of another length, and failed)."""
+    app.config["TEST_FEEDBACK"] = "ladder"
+    test = release_gold.get("temp", "test")
+    compared: list[tuple[int, ...]] = []
+    real_releases = ladder.releases
+
+    def spy(gold: GoldSplit, new: Any, best: Any, *args: Any) -> bool:
+        compared.append((len(gold), len(new), len(best)))
+        assert [e.key for e in gold.examples] != [e.key for e in test.examples]
+        return real_releases(gold, new, best, *args)
+
+    monkeypatch.setattr(ladder, "releases", spy)
+    first = upload_all_but_first(client, test, "ladder", "first")
+    # The same team again, every answer wrong: not better, so withheld, and the answer shows
+    # the released submission's scores.
+    lines = "".join(json.dumps({"key": e.key, "prediction": "wrong"}) + "\n"
+                    for e in test.examples).encode()
+    second = api_upload(client, new_token(client), test, lines, public="true",
+                        method_name="second")
+    assert second.status_code == 201, second.get_json()
+    assert second.get_json()["metrics"]["em"] == first["metrics"]["em"] > 0
+    assert compared and all(len(set(lengths)) == 1 for lengths in compared)
