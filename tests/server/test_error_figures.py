@@ -14,8 +14,10 @@ import io
 import json
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from html import unescape
 from types import SimpleNamespace
+from typing import Any
 
 from flask import Flask, render_template, url_for
 from flask.testing import FlaskClient
@@ -247,7 +249,7 @@ def test_the_geo_error_table_follows_its_bar(client: FlaskClient,
     assert "Indented rows are part of the class above them" in page
 
 
-def horizon_panel(app: Flask, horizon: dict[str, object], n: int) -> tuple[str, str]:
+def horizon_panel(app: Flask, horizon: Mapping[str, Any], n: int) -> tuple[str, str]:
     """The errors panel of a temp score holding HORIZON over N answers: its HTML, its text."""
     with app.test_request_context():
         html = render_template("submissions/_errors.html", errors=[],
