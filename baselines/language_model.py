@@ -122,8 +122,8 @@ def lm_eval_command(model: Path, track: str, split: str, data_dir: Path, shots: 
     model's chat template, each shot a user turn and an assistant turn with its answer
     (`--fewshot_as_multiturn`: lm-eval 0.4.13's default with a chat template, given
     explicitly so that a version with another default builds the same prompt): the model
-    sees the short answers as its own earlier replies, the form it was tuned on, where the
-    single-turn form puts every shot into one user message that the model then answers."""
+    sees the short answers as its own earlier replies, where the single-turn form puts every
+    shot into one user message for it to reply to."""
     options: dict[str, Any] = {"split": split, "data": str(data_dir)}
     if name is not None:
         options["model_name"] = name
