@@ -142,7 +142,7 @@ def _run_language_model(runner: str, track: str, split: str, data_dir: Path, out
     shots = RUNNERS[runner].shots or 0
     try:
         run_language_model(runner, shots, track, split, data_dir, output, batch_size, seed,
-                           limit, threads)
+                           limit, threads, chat=RUNNERS[runner].chat)
     except ReleaseError as error:
         raise click.ClickException(str(error)) from None
 

@@ -38,6 +38,9 @@ LANGUAGE_MODEL_TRACKS = ("temp", "geo")
 #: What the language-model entries stand for: the packaged GGUF model through lm-eval.
 LANGUAGE_MODEL_REFERENCE = {"model": "SmolLM2-135M-Instruct", "quantization": "Q4_1 (GGUF)",
                             "harness": "lm-eval"}
+#: The lm-eval task version from which a generation runs past a leading line break (the
+#: answer is its first non-empty line); version 1 stopped at the first line break.
+ANSWER_AFTER_WHITESPACE_VERSION = 2
 #: id-minilm's documented defaults.
 MINILM_CLASSIFIER_DEFAULTS = {"epochs": 10, "lr": 5e-5, "max_length": 64}
 
@@ -64,10 +67,23 @@ class Runner:
     shots: int | None = None
     #: What describes the method: its entries' "paper" link (None: no paper describes it).
     paper_url: str | None = None
+    #: A language-model runner that prompts through the model's chat template (False: the
+    #: task's prompt as plain text).
+    chat: bool = False
 
 
 #: The SituatedQA paper, whose setup the DPR and BART runners reproduce.
 SITUATEDQA_PAPER_URL = "https://arxiv.org/abs/2109.06157"
+
+
+def _language_model_summary(shots: int, chat: bool) -> str:
+    examples = f"after {shots} training examples" if shots else "with no example"
+    prompt = ("its prompt through the model's chat template (lm-eval's --apply_chat_template"
+              + (", the examples as earlier turns" if shots else "") + ")" if chat
+              else "its prompt as plain text (no chat template)")
+    return (f"Closed book: SmolLM2-135M-Instruct answers the query-modified question {examples}"
+            f" through the project's lm-eval task, {prompt}; the entry is lm-eval's samples "
+            "file, as a researcher would upload it.")
 
 
 RUNNERS: dict[str, Runner] = {runner.name: runner for runner in (
@@ -91,13 +107,11 @@ RUNNERS: dict[str, Runner] = {runner.name: runner for runner in (
     Runner("id-minilm", "MiniLM-L6 classifier", "other", ID_TRACKS, True,
            "all-MiniLM-L6-v2 fine-tuned as a sequence classifier.", "the reference setup",
            False, paper_url="https://arxiv.org/abs/2002.10957"),
-    *(Runner(f"smollm2-{shots}shot", f"SmolLM2-135M-Instruct, {shots}-shot", "closed-book",
-             LANGUAGE_MODEL_TRACKS, True,
-             f"Closed book: SmolLM2-135M-Instruct answers the query-modified question "
-             f"{'with no example' if not shots else f'after {shots} training examples'}, "
-             "through the project's lm-eval task (its samples file, as a researcher would "
-             "upload it).", "the reference setup", False, shots,
-             paper_url="https://arxiv.org/abs/2502.02737") for shots in (0, 5)),
+    *(Runner(f"smollm2-{shots}shot{'-chat' if chat else ''}",
+             f"SmolLM2-135M-Instruct, {shots}-shot", "closed-book", LANGUAGE_MODEL_TRACKS, True,
+             _language_model_summary(shots, chat), "the reference setup", False, shots,
+             paper_url="https://arxiv.org/abs/2502.02737", chat=chat)
+      for chat in (False, True) for shots in (0, 5)),
 )}
 QA_RUNNERS = tuple(name for name, r in RUNNERS.items()
                    if r.tracks == QA_TRACKS and r.shots is None)
@@ -201,6 +215,34 @@ def _tfidf_facts(meta: Meta) -> list[str]:
     return []
 
 
+def chat_template_applied(meta: Meta) -> bool:
+    """Whether a language-model run prompted through the chat template (a sidecar written
+    before the setting was recorded never did)."""
+    return settings_of(meta).get("chat_template") is True
+
+
+def _prompt_fact(meta: Meta) -> str:
+    settings = settings_of(meta)
+    if not chat_template_applied(meta):
+        return "prompt: the task's, as plain text (no chat template)"
+    digest = str(settings.get("chat_template_sha256") or "")[:12]
+    turns = ", the shots as earlier turns" if settings.get("fewshot_as_multiturn") \
+        and settings.get("shots") else ""
+    return (f"prompt: the task's, through the model's chat template "
+            f"({f'sha256 {digest}' if digest else 'hash not recorded'}){turns}")
+
+
+def _answer_fact(meta: Meta) -> str:
+    """How the answer was read: task version 1 (sidecars before the version was recorded)
+    stopped the generation at its first line break, so a generation opening with one gave
+    an empty answer."""
+    version = settings_of(meta).get("task_version")
+    if not isinstance(version, int) or version < ANSWER_AFTER_WHITESPACE_VERSION:
+        return "answer: the first line of the greedy generation (stopped at a line break), " \
+            "stripped"
+    return "answer: the first non-empty line of the greedy generation, stripped"
+
+
 def _language_model_facts(meta: Meta) -> list[str]:
     settings = settings_of(meta)
     label = model_label(meta, "model") or "not fingerprinted"
@@ -210,16 +252,19 @@ def _language_model_facts(meta: Meta) -> list[str]:
             f"{settings.get('task')}, closed-book, "
             + ("zero-shot" if shots == 0 else f"{shots}-shot (train, seed "
                f"{settings.get('fewshot_seed')})"),
-            "answer: the first line of the greedy generation, stripped"]
+            _prompt_fact(meta), _answer_fact(meta)]
 
 
 def _language_model_differences(meta: Meta) -> list[str]:
     settings = settings_of(meta)
     found = [f"{key} {settings.get(key)}, not {value}"
              for key, value in LANGUAGE_MODEL_REFERENCE.items() if settings.get(key) != value]
-    wanted = RUNNERS[str(meta.get("runner"))].shots
-    if settings.get("shots") != wanted:
-        found.append(f"{settings.get('shots')} shots, not {wanted}")
+    runner = RUNNERS[str(meta.get("runner"))]
+    if settings.get("shots") != runner.shots:
+        found.append(f"{settings.get('shots')} shots, not {runner.shots}")
+    if chat_template_applied(meta) != runner.chat:
+        found.append("the prompt as plain text, not through the chat template" if runner.chat
+                     else "the prompt through the chat template, not as plain text")
     return found
 
 
@@ -255,6 +300,8 @@ def method_tags(runner: str, meta: Meta) -> list[str]:
     passages = _passages(meta)
     if runner == "dpr" and passages is not None and passages < PAPER_CORPUS_MIN_PASSAGES:
         tags.append(f"{passages:,}-passage corpus")
+    if runner in LANGUAGE_MODEL_RUNNERS:
+        tags.append("chat template" if chat_template_applied(meta) else "plain prompt")
     if settings_of(meta).get("limit") is not None:
         tags.append(f"first {settings_of(meta)['limit']} questions")
     return tags

@@ -84,7 +84,8 @@ def task_name(track: str) -> str:
 
 
 def first_line(text: str) -> str:
-    """The answer filter of every task: the first line of the output, stripped."""
+    """The answer filter of every task: the first non-empty line of the output, stripped
+    (an instruct model often starts its answer with a line break)."""
     stripped = text.strip()
     return stripped.split("\n", 1)[0].strip() if stripped else ""
 

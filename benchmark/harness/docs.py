@@ -19,7 +19,7 @@ from .conformance import fingerprint
 from .prompts import ID_INSTRUCTION, QA_INSTRUCTION, prompt
 
 #: Bumped whenever a task's documents, prompt or filter change.
-TASK_VERSION: Final = 1
+TASK_VERSION: Final = 2
 
 __all__ = ["ID_INSTRUCTION", "QA_INSTRUCTION", "TASK_VERSION", "document", "first_line", "prompt",
            "target", "task_name"]

@@ -36,6 +36,12 @@ from .docs import TASK_VERSION, document, first_line, task_name
 
 FILTER_NAME = "first-line"
 MAX_GEN_TOKS = 32
+#: Where lm-eval stops a generation, besides the model's end-of-text token and MAX_GEN_TOKS:
+#: where a model writes the next example ("Question:" begins every prompt's question). No
+#: line break: lm-eval cuts a generation at a stop sequence's first occurrence, even at its
+#: start, and a model that opens with a line break would answer "" (the filter reads the
+#: first non-empty line).
+STOP_SEQUENCES: tuple[str, ...] = ("Question:",)
 TASKS_DIR = Path(__file__).resolve().parent / "lm_eval_tasks"
 GROUP = "situatedqa"
 #: Gold splits loaded in this process, by (track, split): the metrics score against them.
@@ -170,7 +176,8 @@ def model_marker(options: Mapping[str, Any]) -> str | None:
 
 
 def first_line_filter(responses: Iterable[Sequence[str]], docs: Any) -> list[list[str]]:
-    """The answer filter: each response's first line, stripped (harness_files.first_line)."""
+    """The answer filter: each response's first non-empty line, stripped
+    (harness_files.first_line)."""
     return [[first_line(r if isinstance(r, str) else "") for r in inst] for inst in responses]
 
 
@@ -235,7 +242,7 @@ def task_yaml(track: str) -> str:
         "target_delimiter: \" \"",
         "fewshot_delimiter: \"\\n\\n\"",
         "generation_kwargs:",
-        "  until: [\"\\n\"]",
+        f"  until: {json.dumps(list(STOP_SEQUENCES))}",
         "  do_sample: false",
         f"  max_gen_toks: {MAX_GEN_TOKS}",
         "filter_list:",

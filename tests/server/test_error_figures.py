@@ -14,8 +14,12 @@ import io
 import json
 import re
 from collections import defaultdict
+from collections.abc import Mapping
+from html import unescape
+from types import SimpleNamespace
+from typing import Any
 
-from flask import Flask
+from flask import Flask, render_template, url_for
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
@@ -361,3 +365,41 @@ def test_a_row_stored_before_the_us_answer_shows_a_dash(app: Flask, client: Flas
     body = client.get(f"/api/v1/submissions/{old_id}", headers=headers).get_json()
     want = expected(release_gold, "geo", "dev", us_answer_file(release_gold, "dev"))
     assert body["metrics"]["us_answer_rate"] == want.metrics["us_answer_rate"]  # type: ignore[attr-defined]
+
+
+def horizon_panel(app: Flask, horizon: Mapping[str, Any], n: int) -> tuple[str, str]:
+    """The errors panel of a temp score holding HORIZON over N answers: its HTML, its text."""
+    with app.test_request_context():
+        html = render_template("submissions/_errors.html", errors=[],
+                               score=SimpleNamespace(horizon=horizon, n=n),
+                               submission=SimpleNamespace(track="temp", knowledge_date=None))
+    return html, " ".join(unescape(re.sub(r"<[^>]+>", "", html)).split())
+
+
+def test_the_horizon_says_how_many_answers_it_rests_on(app: Flask) -> None:
+    """79 of 3,423 answers (2.3%): 50 right and 29 outdated, summed from the curve by hand."""
+    bins = [[2015, 30, 20], [2018, 29, 20], [2020, 20, 10]]
+    determined = {"year": 2018, "ci": [2015, 2019], "identified": [2018, 2019],
+                  "determined": True, "reason": None, "p_value": 0.022, "n": 79, "bins": bins}
+    _, text = horizon_panel(app, determined, 3423)
+    assert ("The answers track the gold up to 2018 (95% CI 2015–2019), p = 0.022: EM drops "
+            "for answers that took effect later. It rests on 79 of the 3,423 answers (2.3%): "
+            "those to examples whose answer replaced an earlier one that came out right (50) "
+            "or outdated (29); the other answers say nothing about it.") in text, text
+
+
+def test_an_undetermined_horizon_names_the_cards_rules(app: Flask) -> None:
+    """Not determined: the reason, under the rules the metric card states (linked), and what
+    it would rest on: 40 of 800 answers (5.0%), 7 right and 33 outdated."""
+    reason = "the drop is not significant (p = 0.300 > 0.05)"
+    undetermined = {"year": None, "ci": None, "identified": None, "determined": False,
+                    "reason": reason, "p_value": 0.3, "n": 40,
+                    "bins": [[2016, 25, 5], [2019, 15, 2]]}
+    html, text = horizon_panel(app, undetermined, 800)
+    assert (f"Not determined under the card's rules: {reason}. It would rest on 40 of the 800 "
+            "answers (5.0%): those to examples whose answer replaced an earlier one that came "
+            "out right (7) or outdated (33); the other answers say nothing about it.") in \
+        text, text
+    with app.test_request_context():
+        link = url_for("metrics.show", track="temp") + "#horizon-method"
+    assert f'href="{link}"' in html
