@@ -34,7 +34,7 @@ INTRO = """\
 Measured figures of the project, each section written by the bench script it names, with
 `--report` (see `scripts/bench_report.py`): a run replaces its own section and this header,
 never another script's section. Compare figures within a section (one run, one machine, one
-load), not across sections. Targets and what the figures mean: README.md (Benchmarks) and
+load), not across sections. Targets and what the figures mean:
 docs/server.md (Performance).
 """
 SECTION = re.compile(r"<!-- bench:(?P<name>[\w.-]+) -->\n.*?<!-- /bench:(?P=name) -->\n",

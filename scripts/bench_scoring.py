@@ -53,7 +53,7 @@ On a file of arbitrary wrong answers (the worst file, closed-book-llm) the lenie
 outcomes cost several times more: a wrong prediction is no gold answer of the split, so it
 is neither looked up in the alternates' F1 tables nor in the known answers' em_equiv groups;
 each distinct one that may be a date or number (could_be) is parsed, and F1 is counted
-wherever a token is shared. The README's Benchmarks table gives the figures.
+wherever a token is shared. docs/benchmarks.md gives the figures.
 
 The situated error classes (not in the paper) are timed apart, on the detail file:
 the classification alone (one class code per example from the normalized predictions and
