@@ -3,10 +3,10 @@ input releases (their page, its JSON twin and an Atom feed of releases and gold 
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
-from datetime import UTC, datetime, time
+from datetime import UTC, date, datetime, time
 from typing import Any
-from xml.sax.saxutils import escape, quoteattr
 
 from flask import Blueprint, Response, abort, render_template, request, url_for
 
@@ -17,6 +17,8 @@ from .services import gold_store, input_releases, versions
 from .services.errors import InvalidQuery
 
 bp = Blueprint("data", __name__, url_prefix="/data")
+ATOM = "http://www.w3.org/2005/Atom"
+ET.register_namespace("", ATOM)
 
 
 def _split_or_404(track: str, split: str) -> GoldSplit:
@@ -93,7 +95,7 @@ def releases_json() -> dict[str, Any]:
     return releases_document()
 
 
-def _timestamp(day: Any) -> str:
+def _timestamp(day: date | datetime) -> str:
     moment = day if isinstance(day, datetime) else datetime.combine(day, time(0))
     return moment.replace(tzinfo=UTC).isoformat().replace("+00:00", "Z")
 
@@ -105,10 +107,22 @@ def _version_time(version: GoldVersion) -> datetime:
             else version.created_at)
 
 
-def _entry(entry_id: str, title: str, updated: str, link: str, summary: str) -> str:
-    return (f"<entry><id>{escape(entry_id)}</id><title>{escape(title)}</title>"
-            f"<updated>{updated}</updated><link rel=\"alternate\" href={quoteattr(link)}/>"
-            f"<summary>{escape(summary)}</summary></entry>")
+def _add(parent: ET.Element, tag: str, text: str | None = None, **attributes: str
+         ) -> ET.Element:
+    """An Atom child element (ElementTree escapes text and attributes)."""
+    element = ET.SubElement(parent, f"{{{ATOM}}}{tag}", attributes)
+    element.text = text
+    return element
+
+
+def _entry(feed: ET.Element, entry_id: str, title: str, updated: str, link: str,
+           summary: str) -> None:
+    entry = _add(feed, "entry")
+    _add(entry, "id", entry_id)
+    _add(entry, "title", title)
+    _add(entry, "updated", updated)
+    _add(entry, "link", rel="alternate", href=link)
+    _add(entry, "summary", summary)
 
 
 @bp.get("/releases.atom")
@@ -116,30 +130,28 @@ def releases_atom() -> Response:
     """An Atom feed of the published input releases and gold versions, newest first: when
     to run a harness again."""
     page = url_for("data.releases", _external=True)
-    entries: list[tuple[str, str]] = []
+    entries: list[tuple[str, str, str, str, str]] = []  # id, title, updated, link, summary
     for release in input_releases.published():
         counts = ", ".join(f"{track} {c['total']}" for track, c in release.counts.items())
-        updated = _timestamp(release.release_on)
-        entries.append((updated, _entry(
-            f"{page}#{release.name}", f"Input release {release.name}", updated,
-            f"{page}#{release.name}",
-            f"New test inputs from gold version {release.gold_version.name}: {counts} "
-            f"examples (key, question, context; no answers).")))
+        entries.append((f"{page}#{release.name}", f"Input release {release.name}",
+                        _timestamp(release.release_on), f"{page}#{release.name}",
+                        f"New test inputs from gold version {release.gold_version.name}: "
+                        f"{counts} examples (key, question, context; no answers)."))
     for version in versions.published_versions():
-        updated = _timestamp(_version_time(version))
         link = url_for("versions.changelog", version_id=version.id, _external=True)
-        entries.append((updated, _entry(
-            link, f"Gold version {version.name}", updated, link,
-            f"As of {version.as_of.isoformat()}. {version.changelog}".strip())))
-    entries.sort(key=lambda pair: pair[0], reverse=True)
-    newest = entries[0][0] if entries else _timestamp(datetime(1970, 1, 1))
-    feed = ('<?xml version="1.0" encoding="utf-8"?>\n'
-            '<feed xmlns="http://www.w3.org/2005/Atom">'
-            f"<id>{escape(url_for('data.releases_atom', _external=True))}</id>"
-            "<title>SituatedQA: input releases and gold versions</title>"
-            f"<updated>{newest}</updated>"
-            f"<link rel=\"self\" href={quoteattr(url_for('data.releases_atom', _external=True))}/>"
-            f"<link rel=\"alternate\" href={quoteattr(page)}/>"
-            "<author><name>SituatedQA evaluation server</name></author>"
-            + "".join(entry for _, entry in entries) + "</feed>\n")
-    return Response(feed, mimetype="application/atom+xml")
+        entries.append((link, f"Gold version {version.name}", _timestamp(_version_time(version)),
+                        link, f"As of {version.as_of.isoformat()}. {version.changelog}".strip()))
+    entries.sort(key=lambda entry: entry[2], reverse=True)
+    self_url = url_for("data.releases_atom", _external=True)
+    feed = ET.Element(f"{{{ATOM}}}feed")
+    _add(feed, "id", self_url)
+    _add(feed, "title", "SituatedQA: input releases and gold versions")
+    _add(feed, "updated", entries[0][2] if entries else _timestamp(datetime(1970, 1, 1)))
+    _add(feed, "link", rel="self", href=self_url)
+    _add(feed, "link", rel="alternate", href=page)
+    _add(_add(feed, "author"), "name", "SituatedQA evaluation server")
+    for entry in entries:
+        _entry(feed, *entry)
+    body = ET.tostring(feed, encoding="unicode", xml_declaration=False)
+    return Response('<?xml version="1.0" encoding="utf-8"?>\n' + body + "\n",
+                    mimetype="application/atom+xml")
