@@ -162,13 +162,23 @@ def rejection(error: ValidationError, track: str, split: str) -> InvalidFile:
     return kind(error, stale.sentence() if stale else lead, stale)
 
 
+def parse_upload(inputs: GoldSplit, data: bytes, filename: str,
+                 harness_filter: str | None = None) -> Predicted:
+    """Parse an uploaded file against the inputs it answers (ValidationError), unscored:
+    for inputs that carry no answers (input releases), which only a gold version's split
+    scores (score_into)."""
+    chosen = settings()
+    return Predicted(parse_file(data, inputs, filename=filename, max_bytes=chosen.max_bytes,
+                                max_members=chosen.max_members,
+                                harness_filter=harness_filter), inputs)
+
+
 def read_upload(inputs: GoldSplit, data: bytes, filename: str,
                 resamples: int | None = None, harness_filter: str | None = None) -> Predicted:
     """Parse and score an uploaded file against the inputs it answers (ValidationError);
     `harness_filter` picks the filter of an lm-eval samples file that has several."""
     chosen = settings()
-    predictions = parse_file(data, inputs, filename=filename, max_bytes=chosen.max_bytes,
-                             max_members=chosen.max_members, harness_filter=harness_filter)
+    predictions = parse_upload(inputs, data, filename, harness_filter).predictions
     # In a request, the error figures' CIs and the horizon wait for after the
     # response (they cost more than the rest of the score: complete_after_response).
     result = score(inputs, predictions,
@@ -211,9 +221,11 @@ def read_answering(data: bytes, track: str, split: str, filename: str,
     releases = input_releases.published(track) if split == HIDDEN_SPLIT else []
     if not releases:
         return read_upload(base, data, filename, harness_filter=harness_filter), []
+    # Parsed, not scored: the releases' inputs carry no answers; score_into scores the
+    # predictions on the version's split.
     try:
-        return read_upload(input_releases.inputs(track, releases), data, filename,
-                           harness_filter=harness_filter), releases
+        return parse_upload(input_releases.inputs(track, releases), data, filename,
+                            harness_filter), releases
     except FileTooLargeError:
         raise
     except ValidationError as exc:
@@ -225,8 +237,10 @@ def read_answering(data: bytes, track: str, split: str, filename: str,
                                    partial) from None
         if len(whole) == len(releases):
             raise
-    return read_upload(input_releases.inputs(track, whole), data, filename,
-                       harness_filter=harness_filter), whole
+    inputs = input_releases.inputs(track, whole)
+    if not whole:  # the release's inputs alone: its own split, whose score is reused
+        return read_upload(inputs, data, filename, harness_filter=harness_filter), whole
+    return parse_upload(inputs, data, filename, harness_filter), whole
 
 
 def _partly_answered(data: bytes, track: str, filename: str, harness_filter: str | None,
@@ -239,8 +253,7 @@ def _partly_answered(data: bytes, track: str, filename: str, harness_filter: str
     touched = [r for r in input_releases.published(track)
                if r in whole or any(r is p for p, _ in partial)]
     try:
-        read_upload(input_releases.inputs(track, touched), data, filename,
-                    harness_filter=harness_filter)
+        parse_upload(input_releases.inputs(track, touched), data, filename, harness_filter)
     except ValidationError as exc:
         return ValidationError([*lead, *exc.problems], truncated=exc.truncated, keys=exc.keys)
     return ValidationError(lead)

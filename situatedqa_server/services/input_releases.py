@@ -25,7 +25,7 @@ import re
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Sequence
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import Any
 
 from flask import current_app
@@ -34,7 +34,7 @@ from sqlalchemy import insert, select
 from benchmark import HIDDEN_SPLIT, TRACK_INFO, Example, GoldSplit
 
 from ..extensions import db
-from ..models import GoldVersion, InputRelease, SubmissionRelease
+from ..models import GoldVersion, InputRelease, SubmissionRelease, utcnow
 from . import gold_store
 from .errors import InvalidRequest, NotFound
 
@@ -65,7 +65,7 @@ def today() -> date:
     """Today's date: the app's TODAY setting when set (demonstrations, tests), else the
     UTC date."""
     fixed: date | None = current_app.config.get("TODAY")
-    return fixed if fixed is not None else datetime.now(UTC).date()
+    return fixed if fixed is not None else utcnow().date()
 
 
 def parse_release_date(text: str | date | None) -> date | None:
