@@ -74,6 +74,7 @@ __all__ = [
     "ErrorTables", "build_error_tables", "check_codes", "check_marks", "class_members",
     "classify", "classify_marked", "compare_errors", "earlier_counts", "error_metrics",
     "error_tables", "pack_codes", "possible_counts", "reclassify", "reclassify_marked",
+    "restrict_tables",
     "unpack_codes",
 ]
 
@@ -181,18 +182,6 @@ def build_error_tables(gold: GoldSplit, companion: GoldSplit | None = None) -> E
                    for position, entry in enumerate(situated)
                    for answer, code in entry.others.items())
     candidates = [position for position, entry in enumerate(situated) if entry.others]
-    pick: Callable[[Sequence[str]], Sequence[str]]
-    if len(candidates) > 1:
-        getter = operator.itemgetter(*candidates)
-        pick = getter
-    elif candidates:
-        only = candidates[0]
-
-        def pick(texts: Sequence[str]) -> Sequence[str]:
-            return (texts[only],)
-    else:
-        def pick(texts: Sequence[str]) -> Sequence[str]:
-            return ()
     tables = ErrorTables(
         track=gold.track, split=gold.split, situated=situated,
         since=np.array([-1 if e.since is None else e.since for e in situated], dtype=np.int64),
@@ -200,12 +189,49 @@ def build_error_tables(gold: GoldSplit, companion: GoldSplit | None = None) -> E
         vocabulary=vocabulary, width=width,
         keys=np.array([key for key, _ in pairs], dtype=np.int64),
         codes=np.array([code for _, code in pairs], dtype=np.int64),
-        candidates=np.array(candidates, dtype=np.int64), _pick=pick, marked=marked,
+        candidates=np.array(candidates, dtype=np.int64), _pick=_picker(candidates),
+        marked=marked,
         mark_states=np.array([MARK_OUTSIDE if answers is None else MARK_COUNTED
                               for answers in marked], dtype=np.int64) if rule.mark else None)
     with _tables_lock:
         _tables[gold] = (companion, tables)
     return tables
+
+
+def _picker(candidates: Sequence[int]) -> Callable[[Sequence[str]], Sequence[str]]:
+    """The function that picks the candidates' predictions out of all, in order."""
+    if len(candidates) > 1:
+        return operator.itemgetter(*candidates)
+    if candidates:
+        only = candidates[0]
+        return lambda texts: (texts[only],)
+    return lambda texts: ()
+
+
+def restrict_tables(tables: ErrorTables, mask: BoolArray) -> ErrorTables:
+    """The tables of the examples a mask keeps, in their order, as build_error_tables would
+    give for those examples alone (a later version's paper examples, a fresh window): the
+    lookups, the figures and the horizon then read positions of the kept examples."""
+    if mask.shape != (len(tables),):
+        raise ValueError("the mask must cover every example of the tables")
+    kept = np.flatnonzero(mask)
+    renumbered = np.full(len(tables), -1, dtype=np.int64)
+    renumbered[kept] = np.arange(kept.size, dtype=np.int64)
+    owners = renumbered[tables.keys // tables.width]
+    inside = owners >= 0
+    # Renumbering keeps the positions' order, so the keys stay sorted.
+    keys = owners[inside] * tables.width + tables.keys[inside] % tables.width
+    candidates = renumbered[tables.candidates]
+    candidates = candidates[candidates >= 0]
+    positions = kept.tolist()
+    return ErrorTables(
+        track=tables.track, split=tables.split,
+        situated=tuple(tables.situated[i] for i in positions),
+        since=tables.since[kept], years=tables.years[kept], vocabulary=tables.vocabulary,
+        width=tables.width, keys=keys, codes=tables.codes[inside], candidates=candidates,
+        _pick=_picker(candidates.tolist()),
+        marked=tuple(tables.marked[i] for i in positions) if tables.marked else (),
+        mark_states=None if tables.mark_states is None else tables.mark_states[kept])
 
 
 def error_tables(gold_set: GoldSet, track: str, split: str) -> ErrorTables:

@@ -135,25 +135,29 @@ def gap_interval(k_released: int, n_released: int, k_unreleased: int, n_unreleas
 
 
 def provenance_values(split: GoldSplit, outcomes: IntArray, mask: BoolArray, *, seed: int,
-                      resamples: int) -> dict[str, MetricValue]:
+                      resamples: int, given: BoolArray | None = None
+                      ) -> dict[str, MetricValue]:
     """The unreleased and released figures and the contamination gap of a score's outcomes,
     their CIs by the score-interval rule (see the module); {} when no example is
-    unreleased."""
-    if mask.shape != (len(split),):
+    unreleased. `given`: the examples the submission was asked (a later version's fresh
+    examples only when it answered their input release; None: every example)."""
+    if mask.shape != (len(split),) or (given is not None and given.shape != mask.shape):
         raise ValueError("the unreleased mask must cover every example of the split")
-    if not mask.any():
+    unreleased_part = mask if given is None else mask & given
+    released_part = ~mask if given is None else ~mask & given
+    if not unreleased_part.any():
         return {}
     correct = correct_of(split, outcomes).astype(np.int64)
     values = {
         name: codes_value(metric_from_codes(correct[part], 2, accuracy_from_binary, name=name,
                                             seed=seed, resamples=resamples),
                           correct[part], 2, accuracy_from_binary)
-        for name, part in ((UNRELEASED, mask), (RELEASED, ~mask))}
+        for name, part in ((UNRELEASED, unreleased_part), (RELEASED, released_part))}
     unreleased, released = values[UNRELEASED], values[RELEASED]
     gap = (None if released.value is None or unreleased.value is None
            else released.value - unreleased.value)
-    k_released = int(correct[~mask].sum())
-    k_unreleased = int(correct[mask].sum())
+    k_released = int(correct[released_part].sum())
+    k_unreleased = int(correct[unreleased_part].sum())
     # The gap has no n of its own: it compares two (RELEASED's and UNRELEASED's counts),
     # which gap_counts shows; its count is 0 and results leave it out of their counts.
     values[GAP] = MetricValue(gap, None if gap is None else difference_ci(

@@ -58,9 +58,9 @@ from benchmark.harness_files import parse_file
 from benchmark.horizon import Horizon
 from benchmark.incremental import decode_f1, encode_f1, split_digest
 from benchmark.provenance import provenance_values
-from benchmark.scoring import error_values
 from benchmark.tracks import GAP, HORIZON, UNRELEASED
 from benchmark.versions import realign
+from benchmark.windows import Windows, window_error_values, windowed
 
 from ..extensions import after_response, db, prebuilt, upsert_insert
 from ..models import (
@@ -146,6 +146,8 @@ class Predicted:
     predictions: Predictions
     inputs: GoldSplit
     result: ScoreResult | None = None
+    #: The input releases the file answers (test uploads), whose windows its score gets.
+    releases: tuple[InputRelease, ...] = ()
 
 
 def rejection(error: ValidationError, track: str, split: str) -> InvalidFile:
@@ -224,8 +226,8 @@ def read_answering(data: bytes, track: str, split: str, filename: str,
     # Parsed, not scored: the releases' inputs carry no answers; score_into scores the
     # predictions on the version's split.
     try:
-        return parse_upload(input_releases.inputs(track, releases), data, filename,
-                            harness_filter), releases
+        return replace(parse_upload(input_releases.inputs(track, releases), data, filename,
+                                    harness_filter), releases=tuple(releases)), releases
     except FileTooLargeError:
         raise
     except ValidationError as exc:
@@ -240,7 +242,8 @@ def read_answering(data: bytes, track: str, split: str, filename: str,
     inputs = input_releases.inputs(track, whole)
     if not whole:  # the release's inputs alone: its own split, whose score is reused
         return read_upload(inputs, data, filename, harness_filter=harness_filter), whole
-    return parse_upload(inputs, data, filename, harness_filter), whole
+    return replace(parse_upload(inputs, data, filename, harness_filter),
+                   releases=tuple(whole)), whole
 
 
 def _partly_answered(data: bytes, track: str, filename: str, harness_filter: str | None,
@@ -409,15 +412,18 @@ def _completed_columns(row: Score) -> dict[str, Any] | None:
     that completes a row: complete_errors and complete_after_response apply it."""
     if not row.errors_pending or row.error_classes is None:
         return None
-    gold = gold_store.gold_of(row.gold_version)
-    split = gold.get(row.track, row.split)
-    tables = gold_store.error_tables_in(gold, split)
+    view = gold_store.version_gold(row.gold_version)
+    split = view.gold.get(row.track, row.split)
+    tables = view.tables(split)
     if tables is None:
         return None
     codes, marks = unpack_codes(np.frombuffer(row.error_classes, dtype=np.uint8))
+    answered = (input_releases.answered_by([row.submission_id]).get(row.submission_id, [])
+                if row.split == HIDDEN_SPLIT else [])
+    windows = input_releases.windows_for(view, split, answered)
     # A row stored before the mark has no states: its mark figures stay absent.
-    figures, horizon = error_values(split, tables, codes, marks=marks,
-                                    resamples=settings().resamples)
+    figures, horizon = window_error_values(windows, split, tables, codes, marks=marks,
+                                           resamples=settings().resamples)
     metrics, ci, counts = dict(row.metrics), dict(row.ci), dict(row.counts)
     for name, value in figures.items():
         metrics[name], ci[name], counts[name] = (finite(value.value), _interval(value.ci),
@@ -573,7 +579,7 @@ def score_into(version: GoldVersion, sources: Sequence[Source], *,
         if isinstance(source, Predicted):
             evaluated.results[i] = _score_predicted(source, view, chosen)
     if not stored:
-        _with_provenance(view, evaluated, chosen)
+        _as_board(view, sources, evaluated, chosen)
         return evaluated
     parent_id, carried = (carriable(version, [s for _, s in stored], view) if incremental
                           else (None, set()))
@@ -582,7 +588,7 @@ def score_into(version: GoldVersion, sources: Sequence[Source], *,
     rest = (_from_outcomes(view, pending, evaluated, chosen)
             if parent_id is not None else pending)
     _in_full(view, rest, evaluated, chosen)
-    _with_provenance(view, evaluated, chosen)
+    _as_board(view, sources, evaluated, chosen)
     if pending:
         log.info("version %s: %d rows carried over, %d from the parent's outcomes, %d files "
                  "read and scored", version.name, len(carried), evaluated.from_outcomes,
@@ -590,32 +596,57 @@ def score_into(version: GoldVersion, sources: Sequence[Source], *,
     return evaluated
 
 
-def _with_provenance(view: gold_store.VersionGold, evaluated: Evaluated,
-                     chosen: Settings) -> None:
-    """Add the provenance figures (unreleased, released, contamination gap) to every result
-    on a test board of the version that has unreleased examples (benchmark.provenance).
+def _as_board(view: gold_store.VersionGold, sources: Sequence[Source],
+              evaluated: Evaluated, chosen: Settings) -> None:
+    """Read every new result on a later version's test board as the board does: the paper's
+    metrics on the release's examples, a window per input release the source answered
+    (benchmark.windows), and the provenance figures on the examples it was given.
 
-    They are a function of the outcome codes and the version's and the release's gold, so
-    every path (an upload, an incremental or a full rescore, a baseline) gives the same; a
-    carried row is the parent's on an unchanged board, whose unreleased examples are the
-    same. The release's own rows have none.
+    All of them are functions of the outcome codes and the version's and the release's gold,
+    so every path (an upload, an incremental or a full rescore, a baseline) gives the same;
+    a carried row is the parent's on an unchanged board. The release's own rows have none.
     """
     if view.version.parent_id is None:  # the release itself (the one root): all published
         return
-    for i, result in enumerate(evaluated.results):
-        if result is None or result.split != HIDDEN_SPLIT:
-            continue
-        mask = view.unreleased(result.track, result.split)
-        if mask is None or not mask.any() or mask.shape != (result.n,):
+    tests = [(i, source) for i, source in enumerate(sources)
+             if (result := evaluated.results[i]) is not None and result.split == HIDDEN_SPLIT]
+    if not tests:
+        return
+    answered = input_releases.answered_by(source.id for _, source in tests
+                                          if isinstance(source, Submission))
+    for i, source in tests:
+        result = evaluated.results[i]
+        if result is None:
             continue
         split = view.gold.get(result.track, result.split)
-        figures = provenance_values(split, result.outcomes, mask, seed=DEFAULT_SEED,
-                                    resamples=chosen.resamples)
-        evaluated.results[i] = replace(
-            result, metrics={**result.metrics, **{k: v.value for k, v in figures.items()}},
-            ci={**result.ci, **{k: v.ci for k, v in figures.items()}},
-            counts={**result.counts,
-                    **{k: v.count for k, v in figures.items() if k != GAP}})
+        releases = (source.releases if isinstance(source, Predicted)
+                    else answered.get(source.id, []))
+        windows = input_releases.windows_for(view, split, releases)
+        if result.outcomes.shape != (len(split),):
+            continue
+        result = windowed(result, windows, split, seed=DEFAULT_SEED,
+                          resamples=chosen.resamples)
+        evaluated.results[i] = _with_provenance(view, result, split, windows, chosen)
+
+
+def _with_provenance(view: gold_store.VersionGold, result: ScoreResult, split: GoldSplit,
+                     windows: Windows, chosen: Settings) -> ScoreResult:
+    """A test result with the provenance figures (unreleased, released, contamination gap;
+    benchmark.provenance) on the examples its source was given, when some of them have a
+    gold never published: the changed answers of the release's examples, and the fresh
+    examples of the windows it answered."""
+    mask = view.unreleased(result.track, result.split)
+    if mask is None or mask.shape != (result.n,):
+        return result
+    given = windows.given(len(split))
+    if not (mask & given).any():
+        return result
+    figures = provenance_values(split, result.outcomes, mask, given=given, seed=DEFAULT_SEED,
+                                resamples=chosen.resamples)
+    return replace(
+        result, metrics={**result.metrics, **{k: v.value for k, v in figures.items()}},
+        ci={**result.ci, **{k: v.ci for k, v in figures.items()}},
+        counts={**result.counts, **{k: v.count for k, v in figures.items() if k != GAP}})
 
 
 def _score_predicted(source: Predicted, view: gold_store.VersionGold,

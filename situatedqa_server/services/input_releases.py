@@ -32,6 +32,7 @@ from flask import current_app
 from sqlalchemy import insert, select
 
 from benchmark import HIDDEN_SPLIT, TRACK_INFO, Example, GoldSplit
+from benchmark.windows import Windows, make_windows
 
 from ..extensions import db
 from ..models import GoldVersion, InputRelease, SubmissionRelease, utcnow
@@ -334,6 +335,41 @@ def partial_message(track: str, release: InputRelease, missing: Sequence[str]) -
     return (f"the file answers {total - len(missing)} of the {total} {track}/{HIDDEN_SPLIT} "
             f"examples of input release {release.name!r}: answer every example of a release "
             f"or none of them; {len(missing)} have no prediction: {shown}{more}")
+
+
+# --- how a board reads a score -----------------------------------------------------------------
+
+
+_windows: OrderedDict[tuple[Any, ...], Windows] = OrderedDict()
+
+
+def windows_for(view: gold_store.VersionGold, split: GoldSplit,
+                answered: Sequence[InputRelease]) -> Windows:
+    """How a score of one of a version's splits reads (benchmark.windows): on a later
+    version's test split, the paper's metrics on the release's examples and a window per
+    input release the submission answered, `fresh` when that is every release published
+    today; trivial elsewhere. Cached per (version, release gold, track, releases)."""
+    if split.split != HIDDEN_SPLIT or view.version.parent_id is None:
+        return Windows(None)
+    public = {r.id for r in published(split.track)}
+    ids = tuple(r.id for r in answered if r.keys.get(split.track))
+    every = bool(ids) and public <= set(ids)
+    cache_key = (view.version.gold_sha256, view.release.gold_sha256, split.track, ids, every)
+    with _lock:
+        known = _windows.get(cache_key)
+        if known is not None:
+            _windows.move_to_end(cache_key)
+            return known
+    release_split = view.release_gold.splits.get((split.track, HIDDEN_SPLIT))
+    paper_keys = release_split.index if release_split is not None else {}
+    built = make_windows(split, view.tables(split), paper_keys,
+                         [(r.name, r.keys[split.track]) for r in answered
+                          if r.keys.get(split.track)], every=every)
+    with _lock:
+        _windows[cache_key] = built
+        while len(_windows) > 4 * CACHE_SIZE:
+            _windows.popitem(last=False)
+    return built
 
 
 def describe(release: InputRelease) -> dict[str, Any]:

@@ -259,11 +259,19 @@ def test_uploads_answer_the_release_plus_whole_input_releases(
         release_id = db.session.scalar(select(InputRelease.id))
         assert recorded == {both.get_json()["id"]: release_id}
         assert input_releases.names_answered(both.get_json()["id"]) == [RELEASE]
-    # Scored against the active version (the changed answer wrong for both): the fresh
-    # examples right for the first, wrong (no prediction) for the second.
-    n = len(test) + 3
-    assert both.get_json()["metrics"]["em"] == pytest.approx(100 * (n - 1) / n)
-    assert alone.get_json()["metrics"]["em"] == pytest.approx(100 * (n - 4) / n)
+    # Scored against the active version (the changed answer wrong for both): the paper's
+    # metrics on the release's examples alone, the same for both; the fresh examples in
+    # their window, which only the first answered.
+    n = len(test)
+    window = f"fresh_{RELEASE}"
+    for upload in (both, alone):
+        assert upload.get_json()["metrics"]["em"] == pytest.approx(100 * (n - 1) / n)
+        assert upload.get_json()["counts"]["em"] == n
+    assert both.get_json()["metrics"][window] == 100.0
+    assert both.get_json()["metrics"]["fresh"] == 100.0
+    assert both.get_json()["counts"][window] == 3
+    assert window not in alone.get_json()["metrics"]
+    assert "fresh" not in alone.get_json()["metrics"]
 
     # A file that answers part of the release: refused, naming what it lacks; nothing stored.
     half = api_upload(client, token, test,
@@ -304,14 +312,21 @@ def test_a_later_version_rescores_a_file_that_answered_a_release(
     assert runner.invoke(args=["gold", "build", "--from-update", str(path), "--name", "next",
                                "--as-of", "2031-04-01"]).exit_code == 0
     assert activate(runner, name="next").exit_code == 0
-    n = len(test) + 3
+    n = len(test)
     url = f"/api/v1/submissions/{both.get_json()['id']}"
     headers = {"Authorization": f"Bearer {token}"}
-    assert client.get(url, headers=headers).get_json()["metrics"]["em"] == pytest.approx(
-        100 * (n - 2) / n)
+    window = f"fresh_{RELEASE}"
+
+    def figures() -> tuple[float, float, int]:
+        body = client.get(url, headers=headers).get_json()
+        return body["metrics"]["em"], body["metrics"][window], body["counts"][window]
+
+    # The paper's metrics on the release's examples (its changed answer wrong); the fresh
+    # example whose answer changed again is wrong in the window: 2 of 3.
+    expected = (pytest.approx(100 * (n - 1) / n), pytest.approx(200 / 3), 3)
+    assert figures() == expected
     assert runner.invoke(args=["submissions", "rescore", "--full"]).exit_code == 0
-    assert client.get(url, headers=headers).get_json()["metrics"]["em"] == pytest.approx(
-        100 * (n - 2) / n)
+    assert figures() == expected
     with app.app_context():  # the next version adds nothing: no release of its own
         assert db.session.scalar(select(func.count(InputRelease.id))) == 1
 

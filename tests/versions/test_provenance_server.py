@@ -84,24 +84,28 @@ def test_the_figures_in_the_api_pages_csv_exports_and_cli(
     submission_id = body["id"]
 
     # The API: metrics, CIs and counts. Released: every kept release example, all right
-    # (test[1] was retired), so 100; unreleased 0 of 2; the gap 100 points.
+    # (test[1] was retired), so 100; unreleased: the changed answer, 0 of 1 (the added
+    # example is fresh, and the file did not answer its input release: it is in no
+    # figure); the gap 100 points.
     api = client.get(f"/api/v1/submissions/{submission_id}").get_json()
     for payload in (body, api):
-        assert payload["counts"]["unreleased"] == 2
+        assert payload["counts"]["unreleased"] == 1
         assert payload["counts"]["released"] == len(test) - 2
         assert payload["metrics"]["unreleased"] == 0.0
         assert payload["metrics"]["released"] == 100.0
         assert payload["metrics"]["contamination_gap"] == 100.0
         # At 100% and 0%: Newcombe's and Wilson's intervals, which stay wide (a bootstrap
-        # of 0 of 2 never varies: [0, 0]).
-        assert payload["ci"]["unreleased"] == pytest.approx([0.0, 65.7620], abs=1e-4)
+        # of 0 of 1 never varies: [0, 0]).
+        assert payload["ci"]["unreleased"] == pytest.approx([0.0, 79.3451], abs=1e-4)
         assert payload["ci"]["contamination_gap"][1] == 100.0
         assert 0 < payload["ci"]["contamination_gap"][0] < 50
         # The gap's n is the two counts it compares, never the board's total.
         assert "contamination_gap" not in payload["counts"]
-    # The paper's Total counts every example of the version, the unreleased ones included.
-    n = len(test)
-    assert api["metrics"]["em"] == pytest.approx(100.0 * (n - 2) / n)
+    # The paper's Total counts the release's examples the version keeps (the changed one
+    # included), never the fresh one no participant of the release was given.
+    n = len(test) - 1
+    assert api["metrics"]["em"] == pytest.approx(100.0 * (n - 1) / n)
+    assert api["counts"]["em"] == n
 
     # The board: optional columns in the picker, shown when picked; the sort accepts them.
     board = client.get("/api/v1/leaderboards/temp?split=test").get_json()
@@ -121,7 +125,7 @@ def test_the_figures_in_the_api_pages_csv_exports_and_cli(
     detail = client.get(f"/submissions/{submission_id}").get_data(as_text=True)
     assert 'data-metric="unreleased"' in detail and "Contamination gap" in detail
     assert 'id="unreleased-note"' in detail and "an indication, not a proof" in detail
-    assert f"{len(test) - 2:,} vs 2</td>" in detail
+    assert f"{len(test) - 2:,} vs 1</td>" in detail
 
     # The submission's chart: unreleased and released as a group of their own, the gap
     # (points, not a share) left to the table.
@@ -160,7 +164,7 @@ def test_the_figures_in_the_api_pages_csv_exports_and_cli(
     assert "Unreleased" in printed and "Contamination gap" in printed
     assert "an indication, not a proof" in printed
     gap_row = next(line for line in printed.splitlines() if "(contamination_gap)" in line)
-    assert gap_row.endswith(f"{len(test) - 2:,} vs 2")
+    assert gap_row.endswith(f"{len(test) - 2:,} vs 1")
 
     # Never an unreleased answer or key, in any of them.
     for text in (json.dumps(body), json.dumps(api), json.dumps(board), json.dumps(frozen),
@@ -193,24 +197,25 @@ def test_dev_examples_say_where_they_come_from(
 
 def test_no_unreleased_answer_right_shows_a_wide_interval(
         app: Flask, client: FlaskClient, activated: None, release_gold: GoldSet) -> None:
-    """0 right of the 2 unreleased examples: the Wilson interval [0, 65.76], in percent as
-    every figure is stored, and Newcombe's interval for the gap; the pages show and name
-    them (the percentile bootstrap of 0 of 2 was [0, 0])."""
+    """0 right of the 1 unreleased example the file was given (the changed answer): the
+    Wilson interval [0, 79.35], in percent as every figure is stored, and Newcombe's
+    interval for the gap; the pages show and name them (the percentile bootstrap of 0 of 1
+    is [0, 0])."""
     submission_id = upload_all_but_first(client, release_gold.get("temp", "test"), "wilson",
                                          "wide method")["id"]
     api = client.get(f"/api/v1/submissions/{submission_id}").get_json()
     released = api["counts"]["released"]
-    assert (api["counts"]["unreleased"], api["metrics"]["unreleased"]) == (2, 0.0)
-    # Wilson, 0 of 2: [0, z² / (2 + z²)] = [0, 65.76] percent.
-    assert api["ci"]["unreleased"] == [0.0, pytest.approx(65.76, abs=5e-3)]
-    assert api["ci"]["unreleased"] == [100 * x for x in wilson_interval(0, 2)]
+    assert (api["counts"]["unreleased"], api["metrics"]["unreleased"]) == (1, 0.0)
+    # Wilson, 0 of 1: [0, z² / (1 + z²)] = [0, 79.35] percent.
+    assert api["ci"]["unreleased"] == [0.0, pytest.approx(79.35, abs=5e-3)]
+    assert api["ci"]["unreleased"] == [100 * x for x in wilson_interval(0, 1)]
     assert api["ci"]["released"] == [100 * x for x in wilson_interval(released, released)]
-    gap = [100 * x for x in newcombe_interval(released, released, 0, 2)]
+    gap = [100 * x for x in newcombe_interval(released, released, 0, 1)]
     assert api["ci"]["contamination_gap"] == gap
-    assert gap[0] < 50 and gap[1] == 100.0  # 100 points, from two examples: far from sure
+    assert gap[0] < 50 and gap[1] == 100.0  # 100 points, from one example: far from sure
 
     detail = client.get(f"/submissions/{submission_id}").get_data(as_text=True)
-    assert '<span class="ci">[0.00, 65.76]</span>' in detail
+    assert '<span class="ci">[0.00, 79.35]</span>' in detail
     assert f'<span class="ci">[{gap[0]:.2f}, 100.00]</span>' in detail
     metrics = client.get("/metrics/temp").get_data(as_text=True)
     assert "Wilson score interval" in metrics and "Newcombe" in metrics
