@@ -14,6 +14,7 @@ from typing import Final
 from .equivalence import lenient_family
 from .metrics import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .tracks import (
+    FRESH,
     GAP,
     HORIZON,
     RELEASED,
@@ -22,6 +23,7 @@ from .tracks import (
     UNRELEASED,
     US_ANSWER_LOCATIONS,
     US_LOCATIONS,
+    is_window,
 )
 
 NORMALIZATION: Final = (
@@ -151,9 +153,25 @@ PROVENANCE_DEFINITIONS: Final = {
 }
 
 
+WINDOW_DEFINITIONS: Final = {
+    FRESH: "Not in the paper, never ranks the board: {statistic} on the fresh test examples "
+           "of every published input release (inputs a gold version added after the "
+           "release), for an entry that answered all of them; its CI the Wilson score "
+           "interval at every count. An entry that did not answer them shows —, never 0.",
+    "fresh_<release>": "Not in the paper, never ranks the board: {statistic} on the fresh "
+                       "test examples of one input release, for the entries that answered "
+                       "it (— for the others), with its count and its Wilson score "
+                       "interval; sorted by it, a board ranks only those entries.",
+}
+
+
 def definition(track: str, metric: str) -> str:
     """One sentence defining a metric column of a track."""
     info = TRACK_INFO[track]
+    if is_window(metric):
+        key = FRESH if metric == FRESH else "fresh_<release>"
+        return WINDOW_DEFINITIONS[key].format(
+            statistic="accuracy" if info.identification else "EM")
     if metric == HORIZON and metric in info.horizon_metrics:
         return HORIZON_DEFINITION
     if metric in PROVENANCE_DEFINITIONS:

@@ -87,6 +87,22 @@ PROVENANCE_LABELS: Final = {UNRELEASED: "Unreleased", RELEASED: "Released",
                             GAP: "Contamination gap"}
 #: The knowledge horizon's column (a year; dated tracks: TrackInfo.horizon_metrics).
 HORIZON: Final = "horizon"
+#: The fresh windows of a later version's test board (benchmark.windows; not in the paper,
+#: never rank the board): every published input release together, and one release,
+#: `fresh_<release>`; a window's other figures are `<window>/<figure>`.
+FRESH: Final = "fresh"
+WINDOW_PREFIX: Final = FRESH + "_"
+FIGURE_SEPARATOR: Final = "/"
+
+
+def is_window(name: str) -> bool:
+    """Whether a metric name is a window's own figure (its EM): `fresh`, `fresh_<release>`."""
+    return (name == FRESH or name.startswith(WINDOW_PREFIX)) and FIGURE_SEPARATOR not in name
+
+
+def window_label(name: str) -> str:
+    """A window's display name: "Fresh (all releases)", "Fresh: 2031-contexts"."""
+    return "Fresh (all releases)" if name == FRESH else f"Fresh: {name[len(WINDOW_PREFIX):]}"
 #: The lenient metrics' families (their name's start) and labels, with EM's partition label.
 _LENIENT_LABELS: Final = (("em_equiv", "EM equiv"), ("f1", "Token F1"))
 
@@ -301,6 +317,11 @@ class TrackInfo:
             return SHARED_LABELS[metric]
         if metric == HORIZON:
             return "Knowledge horizon"
+        if is_window(metric):
+            return window_label(metric)
+        window, separator, figure = metric.partition(FIGURE_SEPARATOR)
+        if separator and is_window(window):
+            return f"{window_label(window)} · {self.label(figure)}"
         if metric in PROVENANCE_LABELS:
             return PROVENANCE_LABELS[metric]
         if metric in self.error_metrics:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
-from typing import Final
 
 import numpy as np
 
@@ -37,31 +36,28 @@ from .intervals import wilson_interval
 from .metrics import DEFAULT_RESAMPLES, DEFAULT_SEED, BoolArray, IntArray, MetricValue
 from .provenance import correct_of
 from .scoring import ScoreResult, error_values, result_from_outcomes
-from .tracks import ERROR_FIGURES, HORIZON, track_info
+from .tracks import (
+    ERROR_FIGURES,
+    FIGURE_SEPARATOR,
+    FRESH,
+    HORIZON,
+    WINDOW_PREFIX,
+    is_window,
+    track_info,
+)
 
 __all__ = ["FIGURE_SEPARATOR", "FRESH", "Part", "Windows", "figure_name", "is_window",
            "make_windows", "window_error_values", "window_name", "windowed"]
 
-#: The window of every published input release together.
-FRESH: Final = "fresh"
-#: Between a window's name and one of its figures (`fresh/outdated_rate`): release names
-#: never hold it (they are lower-case letters, digits and hyphens).
-FIGURE_SEPARATOR: Final = "/"
-
-
 def window_name(release: str) -> str:
     """The window of one input release: `fresh_<release>`."""
-    return f"{FRESH}_{release}"
+    return f"{WINDOW_PREFIX}{release}"
 
 
 def figure_name(window: str, figure: str) -> str:
-    """One of a window's figures other than its EM (`fresh_2031-contexts/outdated_rate`)."""
+    """One of a window's figures other than its EM (`fresh_2031-contexts/outdated_rate`):
+    release names never hold the separator (lower-case letters, digits and hyphens)."""
     return f"{window}{FIGURE_SEPARATOR}{figure}"
-
-
-def is_window(name: str) -> bool:
-    """Whether a metric name is a window's own figure (its EM): `fresh`, `fresh_<release>`."""
-    return (name == FRESH or name.startswith(FRESH + "_")) and FIGURE_SEPARATOR not in name
 
 
 @dataclass(frozen=True, eq=False)

@@ -8,7 +8,7 @@ from flask import Blueprint, Response, current_app, render_template, request, ur
 
 from benchmark import SPLITS, TRACK_INFO, metric_card
 from benchmark.equivalence import LENIENT_RULES, lenient_family
-from benchmark.tracks import PROVENANCE_METRICS
+from benchmark.tracks import PROVENANCE_METRICS, is_window
 
 from . import insight
 from .models import ModelType
@@ -42,6 +42,7 @@ def show(track: str) -> str:
                            args=board_args(), sort_url=sort_url, notes=paper_notes(board),
                            columns=visible_columns(board), rules=optional_rules(track),
                            provenance=PROVENANCE_METRICS,
+                           windows=[c for c in board.columns if is_window(c)],
                            filtered=BoardFilter.of(board.query).active)
 
 
@@ -59,7 +60,7 @@ def picked_columns(track: str, columns: list[str], wanted: set[str]) -> list[str
     """Of a board's columns, the paper's and the optional ones wanted (the lenient metrics,
     the error figures, the horizon and the provenance figures are off by default)."""
     optional = {*TRACK_INFO[track].optional_metrics, *PROVENANCE_METRICS}
-    return [c for c in columns if c not in optional or c in wanted]
+    return [c for c in columns if (c not in optional and not is_window(c)) or c in wanted]
 
 
 def optional_rules(track: str) -> dict[str, str]:

@@ -13,17 +13,18 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, JsonValue, create_model
-from sqlalchemy import func
+from sqlalchemy import case, func, null
 
 from benchmark import HIDDEN_SPLIT, SPLITS, TRACK_INFO
 from benchmark.scoring import source_slug
-from benchmark.tracks import PROVENANCE_METRICS
+from benchmark.tracks import FRESH, PROVENANCE_METRICS, is_window
+from benchmark.windows import window_name
 
 from ..extensions import db
 from ..inputs import YES_WORDS
 from ..models import GoldVersion, ModelType, Score, Submission, Visibility
 from ..schema_types import NO_CONTROLS, Split, YesNo, parameters, value_problem
-from . import board_cache, gold_store
+from . import board_cache, gold_store, input_releases
 from .errors import ServiceError, UnknownTrack
 
 MAX_PER_PAGE = 1000
@@ -65,6 +66,15 @@ def ranking_order(primary: Any = Score.primary_metric) -> Any:
 def rank_window(primary: Any = Score.primary_metric) -> Any:
     """A board's rank as SQL: rank() over ranking_order, so tied entries share a rank."""
     return func.rank().over(order_by=ranking_order(primary))
+
+
+def rank_in(column: str, primary: Any, value: Any) -> Any:
+    """The rank a board shows when sorted by `column`: the primary metric's, or, sorted by a
+    fresh window, the window's among the entries that answered it (none for the others: a
+    window ranks only the entries given its examples)."""
+    if not is_window(column):
+        return rank_window(primary)
+    return case((value.is_(None), null()), else_=rank_window(value))
 
 
 # --- the query ---------------------------------------------------------------------------------
@@ -148,7 +158,26 @@ def columns_of(track: str, split: str, version_id: int | None = None) -> list[st
             every, ("provenance", track, split, version_id),
             lambda: _has_unreleased(track, split, version_id)):
         columns += PROVENANCE_METRICS
+    if split == HIDDEN_SPLIT:
+        columns += window_columns(track, version_id)
     return columns
+
+
+def window_columns(track: str, version_id: int | None = None) -> list[str]:
+    """A test board's fresh windows (benchmark.windows): `fresh` and one per input release
+    published today with examples on the track, made by the board's version (by id; None:
+    the active one) or an earlier one. Read on every call: a held-back release appears on
+    its date, without any other change to the board."""
+    try:
+        version = (gold_store.active_version() if version_id is None
+                   else db.session.get(GoldVersion, version_id))
+    except gold_store.GoldUnavailable:
+        return []
+    if version is None:
+        return []
+    releases = [r for r in input_releases.published(track)
+                if r.gold_version_id <= version.id]
+    return [FRESH, *(window_name(r.name) for r in releases)] if releases else []
 
 
 def described_columns(track: str, split: str) -> list[str]:

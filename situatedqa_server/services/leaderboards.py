@@ -81,7 +81,7 @@ def _rows(q: BoardQuery, version_id: int,
         submissions = select(
             literal("submission").label("kind"), keyed.c.id, keyed.c.baseline, keyed.c.model,
             keyed.c.fine_tuned,
-            board.rank_window(keyed.c.primary).label("rank"),
+            board.rank_in(q.sort or "", keyed.c.primary, keyed.c.sort_value).label("rank"),
             keyed.c.sort_value)
     reported = (
         select(literal("reported"), ReportedEntry.id, false(), ReportedEntry.model_type,
