@@ -165,6 +165,8 @@ class LeaderboardEntry(BaseModel):
     team: str | None
     metrics: Metrics
     ci: Intervals
+    counts: Counts = Field(description=(
+        "The examples behind each figure (a fresh window's among them); {} on paper rows."))
     baseline: bool
     reported: bool = Field(description="A number from the paper.")
     submitted_at: Timestamp | None

@@ -8,7 +8,7 @@ from flask import Blueprint, abort, flash, g, redirect, render_template, request
 from werkzeug.wrappers import Response
 
 from benchmark import HIDDEN_SPLIT, SPLITS, TRACK_INFO
-from benchmark.tracks import PROVENANCE_METRICS
+from benchmark.tracks import FIGURE_SEPARATOR, PROVENANCE_METRICS, is_window
 
 from .auth import login_required
 from .extensions import config_limit, limiter
@@ -65,6 +65,14 @@ def upload() -> Any:
     return redirect(url_for("submissions.detail", submission_id=submission.id))
 
 
+def fresh_windows(metrics: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """The fresh windows of a score (benchmark.windows), each with its other figures'
+    names (`<window>/<figure>`), in the order stored."""
+    windows = [name for name in metrics if is_window(name)]
+    return [(window, [name for name in metrics
+                      if name.startswith(window + FIGURE_SEPARATOR)]) for window in windows]
+
+
 def prefilled(form: SubmissionForm) -> SubmissionForm:
     """On GET, the track and split named in the query string (?track=geo&split=test)."""
     if request.method == "GET":
@@ -86,6 +94,7 @@ def detail(submission_id: int) -> str:
                                      score.counts) if score else []
     return render_template("submissions/detail.html", submission=submission, score=score,
                            info=info, label=info.label, own=own, errors=errors,
+                           windows=fresh_windows(score.metrics) if score else [],
                            optional=set(info.error_metrics) | set(info.horizon_metrics),
                            provenance=PROVENANCE_METRICS, harness=scoring.harness_shown(submission),
                            action=ActionForm(), withheld=ladder.message(submission))

@@ -10,7 +10,7 @@ import yaml
 
 from benchmark import TRACK_INFO
 from benchmark.equivalence import lenient_family
-from benchmark.tracks import GAP, PROVENANCE_METRICS, RELEASED, UNRELEASED
+from benchmark.tracks import GAP, PROVENANCE_METRICS, RELEASED, UNRELEASED, is_window
 
 from ..models import Score, Submission
 from .leaderboards import Board, iso
@@ -46,7 +46,9 @@ def board_payload(board: Board, groups: dict[int, str],
     # horizon follows its upload's response, or one stored before a column existed).
     entries = [{**entry, "rank_group": groups.get(entry["id"]) if entry["id"] else None,
                 **({"metrics": {c: entry["metrics"].get(c) for c in board.columns},
-                    "ci": {c: entry["ci"].get(c) for c in board.columns}}
+                    "ci": {c: entry["ci"].get(c) for c in board.columns},
+                    "counts": {c: entry["counts"][c] for c in board.columns
+                               if c in (entry.get("counts") or {})}}
                    if entry["id"] else {})}
                for entry in board.entries]
     return {"track": q.track, "split": q.split, "title": TRACK_INFO[q.track].title,
@@ -67,12 +69,18 @@ def payload_csv(payload: dict[str, Any]) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
     columns = payload["columns"]
-    writer.writerow([*ENTRY_FIELDS, *(f"{c}{s}" for c in columns for s in ("", "_lo", "_hi"))])
+    # A fresh window's figure has its count beside it: the windows are small, and an entry
+    # that did not answer one has none (benchmark.windows).
+    writer.writerow([*ENTRY_FIELDS, *(f"{c}{s}" for c in columns
+                                      for s in ("", "_lo", "_hi", *(("_n",) if is_window(c)
+                                                                     else ())))])
     for entry in payload["entries"]:
         metrics: list[Any] = []
         for column in columns:
             ci = (entry.get("ci") or {}).get(column) or [None, None]
             metrics += [entry["metrics"].get(column), *ci]
+            if is_window(column):
+                metrics.append((entry.get("counts") or {}).get(column))
         writer.writerow([csv_text(entry.get(name)) for name in ENTRY_FIELDS] + metrics)
     return out.getvalue()
 

@@ -177,8 +177,8 @@ def _entries(page: tuple[PageRow, ...], version_id: int,
 #: The columns an entry shows, read with Core (no ORM objects on the hot path).
 SUBMISSION_COLUMNS = (
     Submission.id, Submission.method_name, Team.name.label("team"), Score.metrics, Score.ci,
-    Submission.is_baseline, Submission.created_at, Submission.paper_url, Submission.code_url,
-    Submission.model_type, Submission.fine_tuned, Submission.flag_reason)
+    Score.counts, Submission.is_baseline, Submission.created_at, Submission.paper_url,
+    Submission.code_url, Submission.model_type, Submission.fine_tuned, Submission.flag_reason)
 REPORTED_COLUMNS = (
     ReportedEntry.id, ReportedEntry.method_name, ReportedEntry.metrics, ReportedEntry.paper_url,
     ReportedEntry.model_type, ReportedEntry.fine_tuned, ReportedEntry.source)
@@ -188,7 +188,8 @@ def entry_of_row(row: Any) -> dict[str, Any]:
     """A leaderboard entry from a row of SUBMISSION_COLUMNS (rank filled in by the page)."""
     return {
         "id": row.id, "rank": None, "method_name": row.method_name, "team": row.team,
-        "metrics": row.metrics, "ci": row.ci, "baseline": row.is_baseline, "reported": False,
+        "metrics": row.metrics, "ci": row.ci, "counts": row.counts,
+        "baseline": row.is_baseline, "reported": False,
         "submitted_at": iso(row.created_at), "paper_url": row.paper_url,
         "code_url": row.code_url, "model_type": row.model_type, "fine_tuned": row.fine_tuned,
         "flag": row.flag_reason, "source": None,
@@ -218,7 +219,7 @@ def reported_entry(entry: Any) -> dict[str, Any]:
     """A leaderboard entry for a number reported in the paper (no CI, no rank)."""
     return {
         "id": None, "rank": None, "method_name": entry.method_name, "team": None,
-        "metrics": entry.metrics, "ci": {}, "baseline": False, "reported": True,
+        "metrics": entry.metrics, "ci": {}, "counts": {}, "baseline": False, "reported": True,
         "submitted_at": None, "paper_url": entry.paper_url, "code_url": None,
         "model_type": entry.model_type, "fine_tuned": entry.fine_tuned, "flag": None,
         "source": entry.source,

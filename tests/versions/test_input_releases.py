@@ -5,9 +5,11 @@ answers the release's inputs plus whole input releases, which its submission rec
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import html
 import importlib.util
+import io
 import json
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
@@ -21,6 +23,7 @@ from flask.testing import FlaskClient, FlaskCliRunner
 from sqlalchemy import func, select
 
 from benchmark import TRACK_INFO, GoldSet, GoldSplit
+from benchmark.intervals import wilson_interval
 from situatedqa_server.extensions import db
 from situatedqa_server.models import InputRelease, Job, Submission, SubmissionRelease
 from situatedqa_server.services import input_releases
@@ -415,3 +418,52 @@ def test_the_harness_tasks_read_the_test_inputs_with_a_release_option(
     assert response.status_code == 201, response.get_json()
     with app.app_context():
         assert input_releases.names_answered(response.get_json()["id"]) == [RELEASE]
+
+
+def test_the_fresh_window_on_the_board_api_csv_and_submission_page(
+        app: Flask, client: FlaskClient, runner: FlaskCliRunner, built: Path,
+        release_gold: GoldSet) -> None:
+    """A window ranks only the entries that answered it; the others show — there, and every
+    entry's paper metrics count the release's examples alone."""
+    test = release_gold.get("temp", "test")
+    register(client, "windows")
+    token = new_token(client)
+    before = api_upload(client, token, test, answers_file(test), public="true",
+                        method_name="before the release")
+    assert before.status_code == 201
+    assert activate(runner).exit_code == 0
+    fresh = fresh_answers(TEMP_KEYS)
+    two_right = dict(fresh, **{TEMP_KEYS[0]: "not it"})
+    bodies = [api_upload(client, token, test, answers_file(test, answers), public="true",
+                         method_name=name).get_json()
+              for name, answers in (("all fresh right", fresh), ("two fresh right", two_right))]
+    window = f"fresh_{RELEASE}"
+    board = client.get(f"/api/v1/leaderboards/temp?split=test&sort={window}").get_json()
+    assert board["columns"][-2:] == ["fresh", window]
+    ranked = [(e["method_name"], e["rank"], e["metrics"].get(window), e["counts"].get(window))
+              for e in board["entries"] if e["id"]]
+    # The changed answer is wrong for every entry; the one uploaded before the version was
+    # rescored on the release's examples: its Total is everyone's.
+    assert ranked == [("all fresh right", 1, 100.0, 3),
+                      ("two fresh right", 2, pytest.approx(200 / 3), 3),
+                      ("before the release", None, None, None)]
+    totals = {e["method_name"]: e["metrics"]["em"] for e in board["entries"] if e["id"]}
+    assert len(set(totals.values())) == 1
+    # The page: the window picker, the column, — for the entry that did not answer it.
+    page = client.get(f"/leaderboards/temp?split=test&sort={window}").get_data(as_text=True)
+    assert f'<option value="{window}" selected>' in page
+    assert f'data-column="{window}"' in page and "—" in page and "66.67" in page
+    plain = client.get("/leaderboards/temp?split=test").get_data(as_text=True)
+    assert f'data-column="{window}"' not in plain and 'name="sort"' in plain
+    # The CSV: the window with its CI bounds and count.
+    exported = client.get(f"/leaderboards/temp.csv?split=test&sort={window}")
+    rows = {r["method_name"]: r for r in csv.DictReader(
+        io.StringIO(exported.get_data(as_text=True)))}
+    assert rows["two fresh right"][f"{window}_n"] == "3"
+    assert rows["before the release"][window] == ""
+    # The submission page: the window's table, its Wilson interval.
+    detail = client.get(f"/submissions/{bodies[1]['id']}").get_data(as_text=True)
+    assert 'id="fresh-windows"' in detail and f'data-metric="{window}"' in detail
+    low, high = wilson_interval(2, 3)
+    assert f"[{100 * low:.2f}, {100 * high:.2f}]" in detail
+    assert bodies[1]["ci"][window] == pytest.approx([100 * low, 100 * high])
