@@ -68,6 +68,31 @@ def rank_window(primary: Any = Score.primary_metric) -> Any:
     return func.rank().over(order_by=ranking_order(primary))
 
 
+def fresh_total(track: str, version_id: int) -> int:
+    """How many fresh examples `fresh` covers on a test board today: those of every
+    published input release its version still holds. An entry whose `fresh` counts fewer
+    was scored before a held-back release's date; it has not answered every release, so the
+    board shows it none (fresh_shown)."""
+    version = db.session.get(GoldVersion, version_id)
+    releases = input_releases.published(track)
+    if version is None or not releases:
+        return 0
+    try:
+        split = gold_store.gold_of(version).get(track, HIDDEN_SPLIT)
+    except (gold_store.GoldUnavailable, KeyError, ValueError):
+        return 0
+    return sum(1 for r in releases if r.gold_version_id <= version.id
+               for key in r.keys.get(track, []) if key in split.index)
+
+
+def fresh_shown(counts: Any, total: int) -> Any:
+    """SQL condition (or Python truth, given a dict): an entry's `fresh` is over every
+    published release (fresh_total)."""
+    if isinstance(counts, dict):
+        return total > 0 and counts.get(FRESH) == total
+    return counts[FRESH].as_integer() == total
+
+
 def rank_in(column: str, primary: Any, value: Any) -> Any:
     """The rank a board shows when sorted by `column`: the primary metric's, or, sorted by a
     fresh window, the window's among the entries that answered it (none for the others: a

@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlalchemy import (
     Select,
+    case,
     false,
     func,
     literal,
@@ -17,11 +18,12 @@ from sqlalchemy import (
 )
 
 from benchmark import TRACK_INFO
+from benchmark.tracks import FRESH
 
 from ..extensions import db
 from ..models import GoldVersion, ReportedEntry, Score, Submission, Team
 from . import board, board_cache, gold_store, versions
-from .board import BoardFilter, BoardQuery, UnknownVersion, columns_of
+from .board import BoardFilter, BoardQuery, UnknownVersion, columns_of, fresh_shown, fresh_total
 
 
 @dataclass
@@ -43,9 +45,13 @@ class Board:
         return max(1, -(-self.total // self.query.per_page))
 
 
-def _sort_expressions(q: BoardQuery, primary: str) -> tuple[Any, ...]:
+def _sort_expressions(q: BoardQuery, primary: str, version_id: int) -> tuple[Any, ...]:
     """The sort key of the submission and of the reported rows (same column in the union)."""
     sort = q.sort or primary
+    if sort == FRESH:
+        total = fresh_total(q.track, version_id)
+        return (case((fresh_shown(Score.counts, total), Score.sort_metrics[sort]
+                      .as_float()), else_=null()), null())
     if sort == primary:
         return Score.primary_metric, ReportedEntry.primary_metric
     if sort == "method_name":
@@ -121,7 +127,23 @@ def load_board(q: BoardQuery) -> Board:
         page_key = ("page", q.sort or primary, q.ascending, filters, start, q.per_page)
         page = data.computed(page_key, lambda: _page(q, primary, board.version_id, start))
     board.entries = _entries(page, board.version_id, data.entries)
+    if FRESH in board.columns:
+        total = fresh_total(q.track, board.version_id)
+        board.entries = [entry if entry.get("reported") or _fresh_kept(entry, total)
+                         else _without_fresh(entry) for entry in board.entries]
     return board
+
+
+def _fresh_kept(entry: dict[str, Any], total: int) -> bool:
+    """Whether an entry's `fresh` is shown (board.fresh_shown), or it has none."""
+    return FRESH not in (entry.get("metrics") or {}) or bool(
+        fresh_shown(entry.get("counts") or {}, total))
+
+
+def _without_fresh(entry: dict[str, Any]) -> dict[str, Any]:
+    """An entry without its `fresh`: it has not answered every published release."""
+    return {**entry, **{part: {k: v for k, v in (entry.get(part) or {}).items() if k != FRESH}
+                        for part in ("metrics", "ci", "counts")}}
 
 
 #: One entry of a page as the cache keeps it: kind ("s" submission, "r" paper row), id and
@@ -131,7 +153,7 @@ PageRow = tuple[str, int, int]
 
 def _page(q: BoardQuery, primary: str, version_id: int, start: int) -> tuple[PageRow, ...]:
     """The entries of one page in the query's order (ties: submissions first, then by id)."""
-    rows = _rows(q, version_id, _sort_expressions(q, primary)).subquery()
+    rows = _rows(q, version_id, _sort_expressions(q, primary, version_id)).subquery()
     order = rows.c.sort_value.asc() if q.ascending else rows.c.sort_value.desc()
     result = db.session.execute(
         select(rows.c.kind, rows.c.id, rows.c.rank)

@@ -467,3 +467,41 @@ def test_the_fresh_window_on_the_board_api_csv_and_submission_page(
     low, high = wilson_interval(2, 3)
     assert f"[{100 * low:.2f}, {100 * high:.2f}]" in detail
     assert bodies[1]["ci"][window] == pytest.approx([100 * low, 100 * high])
+
+
+def test_fresh_leaves_an_entry_once_a_held_back_release_is_published(
+        app: Flask, client: FlaskClient, runner: FlaskCliRunner, built: Path,
+        release_gold: GoldSet, tmp_path: Path, clock: Callable[[date], None]) -> None:
+    """`fresh` is every published release: an entry scored before a held-back release's
+    date answered fewer, so on that date the board stops showing (and ranking) its `fresh`;
+    its own release's window stays."""
+    test = release_gold.get("temp", "test")
+    assert activate(runner).exit_code == 0
+    register(client, "early")
+    token = new_token(client)
+    early = api_upload(client, token, test, answers_file(test, fresh_answers(TEMP_KEYS)),
+                       public="true", method_name="early")
+    assert early.get_json()["metrics"]["fresh"] == 100.0
+    template = test.examples[5]
+    context = {"date": "2033", "date_type": "sampled_year"}
+    path = tmp_path / "later.jsonl"
+    path.write_text(json.dumps({
+        "track": "temp", "split": "test", "action": "add", "id": 991_000_009,
+        "key": added_key("temp", 991_000_009, context), "question": "a later question?",
+        "context": context, "answer": ["a later answer"],
+        "partitions": list(template.partitions), "reason": "a later context"}) + "\n")
+    assert runner.invoke(args=["gold", "build", "--from-update", str(path), "--name",
+                               "later", "--as-of", "2031-04-01"]).exit_code == 0
+    later = DAY + timedelta(days=5)
+    assert activate(runner, "--release-inputs-on", later.isoformat(),
+                    name="later").exit_code == 0
+
+    def shown() -> tuple[Any, Any, list[str]]:
+        board = client.get("/api/v1/leaderboards/temp?split=test&sort=fresh").get_json()
+        entry = next(e for e in board["entries"] if e["method_name"] == "early")
+        return (entry["metrics"].get("fresh"), entry["metrics"].get(f"fresh_{RELEASE}"),
+                [c for c in board["columns"] if c.startswith("fresh")])
+
+    assert shown() == (100.0, 100.0, ["fresh", f"fresh_{RELEASE}"])
+    clock(later)
+    assert shown() == (None, 100.0, ["fresh", f"fresh_{RELEASE}", "fresh_later"])
