@@ -19,7 +19,7 @@ from benchmark.scoring import CORRECT, CORRECT_ANY
 
 from ..extensions import db
 from ..models import Score, Submission, Team, User
-from . import gold_store, released, versions, visibility
+from . import gold_store, input_releases, released, versions, visibility
 from .errors import ServiceError
 
 CONFUSION = {TP: "TP", FP: "FP", FN: "FN", TN: "TN"}
@@ -126,12 +126,19 @@ def compare_scores(a: Submission, score_a: Score, b: Submission, score_b: Score,
     """Paired bootstrap differences of every metric; per-example rows off the test split."""
     if (a.track, a.split, score_a.gold_version_id) != (b.track, b.split, score_b.gold_version_id):
         raise NotComparable("both submissions must be on the same track, split and gold version")
-    gold = scored_gold(score_a)
+    whole = scored_gold(score_a)
     outcomes_a, outcomes_b = codes(score_a), codes(score_b)
-    if outcomes_a.shape != outcomes_b.shape or len(outcomes_a) != len(gold):
+    if outcomes_a.shape != outcomes_b.shape or len(outcomes_a) != len(whole):
         raise NotComparable("the two scores do not cover the same examples")
+    # On a later version's test board, the release's examples: what both were given.
+    gold, paper = input_releases.paper_view(score_a.gold_version, a.track, a.split)
+    if paper is not None:
+        outcomes_a, outcomes_b = outcomes_a[paper], outcomes_b[paper]
     differences = compare(gold, outcomes_a, outcomes_b, resamples=resamples, lenient=True)
     errors_a, errors_b = error_codes(score_a), error_codes(score_b)
+    if paper is not None and errors_a is not None and errors_b is not None:
+        errors_a = (errors_a[0][paper], None if errors_a[1] is None else errors_a[1][paper])
+        errors_b = (errors_b[0][paper], None if errors_b[1] is None else errors_b[1][paper])
     if errors_a is not None and errors_b is not None and (
             errors_a[0].shape == errors_b[0].shape == outcomes_a.shape):
         # The paired difference of each error figure (not in the paper), on the same draws;

@@ -32,6 +32,7 @@ from flask import current_app
 from sqlalchemy import insert, select
 
 from benchmark import HIDDEN_SPLIT, TRACK_INFO, Example, GoldSplit
+from benchmark.metrics import BoolArray
 from benchmark.windows import Windows, make_windows
 
 from ..extensions import db
@@ -370,6 +371,19 @@ def windows_for(view: gold_store.VersionGold, split: GoldSplit,
         while len(_windows) > 4 * CACHE_SIZE:
             _windows.popitem(last=False)
     return built
+
+
+def paper_view(version: GoldVersion, track: str, split: str) -> tuple[GoldSplit,
+                                                                      BoolArray | None]:
+    """The examples a version's board ranks by, as (split, mask of the whole split's): the
+    whole split (mask None), or on a later version's test split the release's examples
+    alone (benchmark.windows). Paired tests between entries (the Ladder, the rank groups,
+    the compare page) read the outcomes there, on what every entry was given."""
+    gold = gold_store.gold_of(version).get(track, split)
+    if split != HIDDEN_SPLIT or version.parent_id is None:
+        return gold, None
+    paper = windows_for(gold_store.version_gold(version), gold, []).paper
+    return (gold, None) if paper is None else (paper.split, paper.mask)
 
 
 def describe(release: InputRelease) -> dict[str, Any]:

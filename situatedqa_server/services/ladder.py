@@ -21,7 +21,7 @@ from benchmark.metrics import IntArray
 
 from ..extensions import db
 from ..models import Score, Submission, Visibility
-from . import gold_store
+from . import input_releases
 from .ranking import ALPHA
 
 LADDER = "ladder"
@@ -72,15 +72,20 @@ def best_released(submission: Submission, version_id: int) -> tuple[Submission, 
 def decide(submission: Submission, row: Score) -> Score:
     """In the upload's transaction: release the new score (row), or return the best's.
 
-    The two rows' outcomes are compared on the split they were scored on: the version's,
-    which holds more examples than the upload's inputs once a version adds some. A
-    withheld submission is kept private (it can never be published).
+    The two rows' outcomes are compared on the examples the board ranks by (its version's
+    split, and there the release's examples alone: input_releases.paper_view). A withheld
+    submission is kept private (it can never be published).
     """
     if not applies(submission):
         return row
-    gold = gold_store.gold_of(row.gold_version).get(row.track, row.split)
+    gold, paper = input_releases.paper_view(row.gold_version, row.track, row.split)
     best = best_released(submission, row.gold_version_id)
-    if best is None or releases(gold, codes(row.outcomes), codes(best[1].outcomes)):
+    if best is None:
+        return row
+    new, old = codes(row.outcomes), codes(best[1].outcomes)
+    if paper is not None and new.shape == old.shape == paper.shape:
+        new, old = new[paper], old[paper]  # the release's examples: what both were given
+    if releases(gold, new, old):
         return row
     submission.shown_submission_id = best[0].id
     submission.visibility, submission.published_at = Visibility.PRIVATE.value, None

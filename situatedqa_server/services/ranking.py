@@ -28,12 +28,13 @@ import numpy as np
 from flask import current_app
 from sqlalchemy import Select, case, func, or_, select
 
-from benchmark.metrics import DEFAULT_SEED
+from benchmark import HIDDEN_SPLIT
+from benchmark.metrics import DEFAULT_SEED, BoolArray
 from benchmark.paired import compare_primary
 
 from ..extensions import after_response, db, upsert_insert
-from ..models import RankPair, Score, Submission
-from . import board, board_cache
+from ..models import GoldVersion, RankPair, Score, Submission
+from . import board, board_cache, input_releases
 
 #: Significance level of the paired bootstrap tests: rank groups (two-sided), the compare
 #: page's separated metrics, and the Ladder's "significantly better" (one-sided, p < ALPHA).
@@ -59,13 +60,17 @@ class Ranked:
     rank: int
 
 
-def paired_p_value(track: str, outcomes_a: bytes, outcomes_b: bytes, resamples: int) -> float:
+def paired_p_value(track: str, outcomes_a: bytes, outcomes_b: bytes, resamples: int,
+                   paper: BoolArray | None = None) -> float:
     """Two-sided p-value of the primary-metric difference of two stored outcome arrays:
-    benchmark.compare's paired test of the primary metric (compare_primary)."""
+    benchmark.compare's paired test of the primary metric (compare_primary), on the
+    examples the board ranks by (`paper`, input_releases.paper_view; None: all)."""
     codes_a = np.frombuffer(outcomes_a, dtype=np.uint8).astype(np.int64)
     codes_b = np.frombuffer(outcomes_b, dtype=np.uint8).astype(np.int64)
     if codes_a.shape != codes_b.shape:
         return 0.0  # scored against different gold: never grouped
+    if paper is not None and paper.shape == codes_a.shape:
+        codes_a, codes_b = codes_a[paper], codes_b[paper]
     result = compare_primary(track, codes_a, codes_b, seed=DEFAULT_SEED, resamples=resamples)
     return 1.0 if result.p_value is None else result.p_value
 
@@ -222,7 +227,8 @@ class _Walk:
             decided = self.decisions.get(pair)
             if decided is None:
                 p_value = paired_p_value(self.track, self.codes(position - 1),
-                                         self.codes(position), self.resamples)
+                                         self.codes(position), self.resamples,
+                                         paper_mask(self.track, self.split, self.version_id))
                 decided = p_value >= ALPHA
                 if len(self.decisions) >= MAX_DECISIONS:
                     self.decisions.clear()
@@ -379,7 +385,8 @@ def store_pairs_beside(rows: Iterable[tuple[str, str, int, int]]) -> None:
             if pairs is None:  # no primary metric: found through the whole ranking
                 fill_pairs(track, split, version_id, resamples, [score_id])
             else:
-                _test_and_store(track, _untested(pairs, resamples), resamples)
+                _test_and_store(track, _untested(pairs, resamples), resamples,
+                                paper_mask(track, split, version_id))
     if wanted:
         after_response(fill, "testing the rank-group pairs beside scores "
                              f"{[row[3] for row in wanted]}")
@@ -421,15 +428,25 @@ def _untested(pairs: list[tuple[int, int]], resamples: int) -> list[tuple[int, i
     return [pair for pair in pairs if pair not in stored]
 
 
-def _test_and_store(track: str, pairs: list[tuple[int, int]], resamples: int) -> None:
-    """Test pairs of score rows of one track and store their decisions (committed)."""
+def paper_mask(track: str, split: str, version_id: int) -> BoolArray | None:
+    """The examples a board's pairs are tested on (input_releases.paper_view's mask)."""
+    version = db.session.get(GoldVersion, version_id)
+    if version is None or split != HIDDEN_SPLIT or version.parent_id is None:
+        return None
+    return input_releases.paper_view(version, track, split)[1]
+
+
+def _test_and_store(track: str, pairs: list[tuple[int, int]], resamples: int,
+                    paper: BoolArray | None = None) -> None:
+    """Test pairs of score rows of one track and store their decisions (committed), on the
+    board's paper examples (paper_mask)."""
     if not pairs:
         return
     ids = {score_id for pair in pairs for score_id in pair}
     outcomes: dict[int, bytes] = dict(db.session.execute(
         select(Score.id, Score.outcomes).where(Score.id.in_(ids))).all())
     _store_pairs({(above, below): paired_p_value(track, outcomes[above], outcomes[below],
-                                                 resamples) >= ALPHA
+                                                 resamples, paper) >= ALPHA
                   for above, below in pairs}, resamples)
 
 
@@ -446,7 +463,8 @@ def fill_pairs(track: str, split: str, version_id: int, resamples: int,
                                     ranking.c.above_score_id.in_(score_ids)))
     pairs = [(row.above_score_id, row.score_id) for row in db.session.execute(missing)]
     for start in range(0, len(pairs), FILL_BATCH):
-        _test_and_store(track, pairs[start:start + FILL_BATCH], resamples)
+        _test_and_store(track, pairs[start:start + FILL_BATCH], resamples,
+                        paper_mask(track, split, version_id))
     return len(pairs)
 
 

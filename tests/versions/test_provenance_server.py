@@ -109,7 +109,7 @@ def test_the_figures_in_the_api_pages_csv_exports_and_cli(
 
     # The board: optional columns in the picker, shown when picked; the sort accepts them.
     board = client.get("/api/v1/leaderboards/temp?split=test").get_json()
-    assert board["columns"][-3:] == list(FIGURES)
+    assert board["columns"][-5:] == [*FIGURES, "fresh", "fresh_2023-06"]
     assert client.get("/api/v1/leaderboards/temp?split=test&sort=unreleased").status_code == 200
     dev = client.get("/api/v1/leaderboards/temp?split=dev").get_json()
     assert not set(FIGURES) & set(dev["columns"])
@@ -154,7 +154,7 @@ def test_the_figures_in_the_api_pages_csv_exports_and_cli(
     # A snapshot freezes the board's columns, the figures among them.
     with app.app_context():
         frozen = snapshots.full_board("temp", "test")
-    assert frozen["columns"][-3:] == list(FIGURES)
+    assert frozen["columns"][-5:] == [*FIGURES, "fresh", "fresh_2023-06"]
     entry = next(e for e in frozen["entries"] if e["method_name"] == "provenance method")
     assert entry["metrics"]["contamination_gap"] == 100.0 and entry["ci"]["unreleased"]
 
