@@ -143,7 +143,11 @@ def test_campaigns_in_the_browser(app: Flask, release_gold: GoldSet) -> None:
                         with page.expect_navigation():
                             page.click("#answer-form button[type=submit]")
                     else:
-                        page.keyboard.type(response)  # the answer field has the focus
+                        # The answer field has the focus (autofocus): typing before the
+                        # browser gives it would lose the first keys.
+                        page.wait_for_function("document.activeElement && "
+                                               "document.activeElement.name === 'answers'")
+                        page.keyboard.type(response)
                         page.keyboard.press("Tab")
                         page.keyboard.type(URL)
                         with page.expect_navigation():
