@@ -1,5 +1,6 @@
 """Package layout that pyproject.toml cannot say: folders kept at the top of the checkout
-(templates/, gold/manifest.json) shipped inside the packages that read them.
+(templates/, gold/manifest.json, gold/freshqa-manifest.json) shipped inside the packages that
+read them.
 
 The wheel installs templates/ as situatedqa_server/templates and gold/ as benchmark/gold;
 the code looks there first and falls back to the checkout's folders.
@@ -18,7 +19,7 @@ setup(
     package_data={
         "situatedqa_server": ["static/*", "migrations/*", "migrations/versions/*.py"],
         "situatedqa_server.templates": ["*.html", "**/*.html"],
-        "benchmark.gold": ["manifest.json"],
+        "benchmark.gold": ["manifest.json", "freshqa-manifest.json"],
         "benchmark.harness": ["conformance.json", "lm_eval_tasks/*",
                               "evaluate_metric/situatedqa/*"],
         "baselines": ["data/*"],

@@ -30,7 +30,8 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("SITUATEDQA_DATA", "/nonexistent"))
 #: What the wheel is built from: the packages and the top-level folders it ships.
 SOURCES = ("pyproject.toml", "setup.py", "README.md", "benchmark", "baselines",
-           "situatedqa_server", "templates", "gold/manifest.json")
+           "situatedqa_server", "templates", "gold/manifest.json",
+           "gold/freshqa-manifest.json")
 
 pytestmark = [
     pytest.mark.slow,
