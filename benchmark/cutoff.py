@@ -101,8 +101,9 @@ def cutoff_values(split: GoldSplit, tables: ErrorTables | None, outcomes: IntArr
                   classes: IntArray | None, cutoff: date, given: BoolArray | None = None
                   ) -> dict[str, MetricValue]:
     """The figures after and by a declared cutoff (see the module), in CUTOFF_METRICS'
-    order; the outdated rates only with class codes of a track with the class. {} when no given example has an
-    effective date (nothing is on either side: an identification track, geo's release)."""
+    order; the outdated rates only with class codes of a track with the class. {} when no
+    given example has an effective date (nothing is on either side: an identification
+    track, geo's release)."""
     n = len(split)
     if np.shape(outcomes) != (n,) or (classes is not None and np.shape(classes) != (n,)) or (
             given is not None and given.shape != (n,)):

@@ -190,10 +190,10 @@ CUTOFF_LIMITATION: Final = (
     "Contamination cannot touch the post-cutoff figure: those answers did not exist when the "
     "training data was collected. A closed-book model can only be outdated there (a "
     "right answer from one is a guess, or its cutoff was declared too early); a retrieval "
-    "system's figure shows whether it reads the present. The figures are only as good as the declared date (the "
-    "server checks that it is a past date, not that it is true) and the dates the gold "
-    "gives: a year-only date counts from January 1, and a change between two sampled "
-    "contexts is dated by the later one.")
+    "system's figure shows whether it reads the present. The figures are only as good as "
+    "the declared date (the server checks that it is a past date, not that it is true) "
+    "and the dates the gold gives: a year-only date counts from January 1, and a change "
+    "between two sampled contexts is dated by the later one.")
 
 
 WINDOW_DEFINITIONS: Final = {
