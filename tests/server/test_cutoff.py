@@ -51,8 +51,7 @@ def expected(release_gold: GoldSet, data: bytes, cutoff: date) -> dict[str, Any]
     predictions = parse_predictions(data, gold, filename="predictions.jsonl")
     assert isinstance(predictions, Predictions)
     result = score(gold, predictions, resamples=0, errors=tables)
-    return {name: value for name, value in cutoff_values(
-        gold, tables, result.outcomes, result.error_classes, cutoff).items()}
+    return dict(cutoff_values(gold, tables, result.outcomes, result.error_classes, cutoff))
 
 
 def test_an_upload_with_a_cutoff_gets_its_figures(dated_app: Flask, client: FlaskClient,
