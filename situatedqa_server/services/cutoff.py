@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from benchmark import HIDDEN_SPLIT, ScoreResult
 from benchmark.cutoff import cutoff_values
@@ -26,8 +26,14 @@ from benchmark.metrics import BoolArray
 from ..models import InputRelease, Submission
 from . import gold_store, input_releases
 
-if TYPE_CHECKING:  # evaluation imports this module: the name only, for the types
-    from .evaluation import Source
+
+class Source(Protocol):
+    """What evaluation scores (a stored submission, or predictions in hand: evaluation
+    imports this module, so it is named by what it has)."""
+
+    @property
+    def knowledge_cutoff(self) -> date | None:
+        """The declared cutoff, else None."""
 
 
 def with_cutoff(view: gold_store.VersionGold, result: ScoreResult, cutoff: date,
@@ -73,9 +79,10 @@ def with_cutoffs(view: gold_store.VersionGold, sources: Sequence[Source],
         given = None
         if later_test and result.split == HIDDEN_SPLIT:
             source = sources[i]
+            # Predictions in hand carry the input releases they answer (Predicted.releases).
             releases: Sequence[InputRelease] = (
                 answered.get(source.id, []) if isinstance(source, Submission)
-                else source.releases)
+                else tuple(getattr(source, "releases", ())))
             split = view.gold.get(result.track, result.split)
             given = input_releases.windows_for(view, split, releases).given(len(split))
         results[i] = with_cutoff(view, result, cutoff, given)

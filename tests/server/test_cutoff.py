@@ -40,7 +40,7 @@ def _count(app: Flask) -> int:
 
 
 def _quota_used(client: FlaskClient, token: str, track: str) -> int:
-    body = client.get("/api/v1/quota", headers={"Authorization": f"Bearer {token}"}).json
+    body: Any = client.get("/api/v1/quota", headers={"Authorization": f"Bearer {token}"}).json
     return int(body["tracks"][track]["used_total"])
 
 
@@ -74,7 +74,7 @@ def test_an_upload_with_a_cutoff_gets_its_figures(dated_app: Flask, client: Flas
     assert body["counts"]["em_post_cutoff"] > 0 and body["counts"]["em_pre_cutoff"] > 0
     submission_id = body["id"]
     # The API reads it back; the stored column is a date.
-    again = client.get(f"/api/v1/submissions/{submission_id}",
+    again: Any = client.get(f"/api/v1/submissions/{submission_id}",
                        headers={"Authorization": f"Bearer {token}"}).json
     assert again["knowledge_cutoff"] == "2018-06-30"
     assert again["metrics"]["em_post_cutoff"] == body["metrics"]["em_post_cutoff"]
@@ -96,7 +96,7 @@ def test_an_upload_with_a_cutoff_gets_its_figures(dated_app: Flask, client: Flas
     assert "Contamination cannot touch the figure after the cutoff" in page
     assert page.count('data-metric="em_post_cutoff"') == 1  # not in the main table too
     # The board entry and its CSV.
-    board = client.get("/api/v1/leaderboards/temp?split=dev").json
+    board: Any = client.get("/api/v1/leaderboards/temp?split=dev").json
     entry = next(e for e in board["entries"] if e["id"] == submission_id)
     assert entry["knowledge_cutoff"] == "2018-06-30"
     rows = list(csv.DictReader(io.StringIO(
