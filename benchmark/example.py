@@ -27,6 +27,12 @@ class Example:
     partitions: tuple[str, ...] = ()
     label: bool | None = None
     source: str | None = None
+    #: The date (ISO, YYYY-MM-DD) its answer took effect, when the gold records one: a
+    #: gold version's answer from an annotation campaign (the date the annotator gave, else
+    #: the campaign's as-of date). The release records none (temp's come from its
+    #: contexts: benchmark.cutoff). Serialized only when set, so the release's canonical
+    #: gold, and every SHA-256 over it, stays as it is.
+    answer_since: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The canonical JSON form of this example."""
@@ -41,6 +47,8 @@ class Example:
             record["label"] = self.label
         if self.source is not None:
             record["source"] = self.source
+        if self.answer_since is not None:
+            record["answer_since"] = self.answer_since
         return record
 
     @classmethod
@@ -53,6 +61,7 @@ class Example:
             any_answers=tuple(record.get("any_answers", ())),
             partitions=tuple(record.get("partitions", ())),
             label=record.get("label"), source=record.get("source"),
+            answer_since=record.get("answer_since"),
         )
 
     def blank(self) -> dict[str, Any]:

@@ -14,9 +14,15 @@ from typing import Final
 from .equivalence import lenient_family
 from .metrics import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .tracks import (
+    CUTOFF_LABELS,
+    CUTOFF_METRICS,
+    EM_POST_CUTOFF,
+    EM_PRE_CUTOFF,
     FRESH,
     GAP,
     HORIZON,
+    OUTDATED_POST_CUTOFF,
+    OUTDATED_PRE_CUTOFF,
     RELEASED,
     TRACK_INFO,
     TRACKS,
@@ -153,6 +159,43 @@ PROVENANCE_DEFINITIONS: Final = {
 }
 
 
+#: The figures after and by a submission's declared knowledge cutoff (benchmark.cutoff).
+CUTOFF_DEFINITIONS: Final = {
+    EM_POST_CUTOFF: "Not in the paper, never ranks: {statistic} on the examples whose answer "
+                    "took effect after the submission's declared knowledge cutoff (a "
+                    "campaign's answer: the date its annotators gave, else the campaign's "
+                    "as-of date; temp: January 1 of the year its answer replaced an earlier "
+                    "one), with its count and its Wilson score interval; absent without a "
+                    "declared cutoff.",
+    OUTDATED_POST_CUTOFF: "Not in the paper, never ranks: the share of the examples whose "
+                          "answer took effect after the declared cutoff answered with an "
+                          "outdated answer, with its Wilson score interval.",
+    EM_PRE_CUTOFF: "Not in the paper, never ranks: {statistic} on the examples whose answer "
+                   "took effect on or before the declared cutoff, with its count and its "
+                   "Wilson score interval.",
+    OUTDATED_PRE_CUTOFF: "Not in the paper, never ranks: the share of the examples whose "
+                         "answer took effect on or before the declared cutoff answered with "
+                         "an outdated answer, with its Wilson score interval.",
+}
+CUTOFF_RULE: Final = (
+    "A submission may declare its model's knowledge cutoff (`knowledge_cutoff`, a date). An "
+    "example's answer took effect on the date an annotation campaign gave it (the "
+    "annotators' date in effect, else the campaign's as-of date); else, on temp, on "
+    "January 1 of the year its answer replaced an earlier, different one (the year the "
+    "knowledge horizon bins by). An example without such a date (an answer that never "
+    "replaced another, whose start nothing records; geo's release) is on neither side: it "
+    "would blur a side's meaning. The figures count the examples the submission was given; "
+    "their intervals are the Wilson score interval at every count, as the sets are small.")
+CUTOFF_LIMITATION: Final = (
+    "Contamination cannot touch the post-cutoff figure: those answers did not exist when the "
+    "training data was collected. A closed-book model can only be outdated there (a "
+    "right answer from one is a guess, or its cutoff was declared too early); a retrieval "
+    "system's figure shows whether it reads the present. The figures are only as good as "
+    "the declared date (the server checks that it is a past date, not that it is true) "
+    "and the dates the gold gives: a year-only date counts from January 1, and a change "
+    "between two sampled contexts is dated by the later one.")
+
+
 WINDOW_DEFINITIONS: Final = {
     FRESH: "Not in the paper, never ranks the board: {statistic} on the fresh test examples "
            "of every published input release (inputs a gold version added after the "
@@ -176,6 +219,9 @@ def definition(track: str, metric: str) -> str:
         return HORIZON_DEFINITION
     if metric in PROVENANCE_DEFINITIONS:
         return PROVENANCE_DEFINITIONS[metric].format(
+            statistic="accuracy" if info.identification else "EM")
+    if metric in CUTOFF_DEFINITIONS:
+        return CUTOFF_DEFINITIONS[metric].format(
             statistic="accuracy" if info.identification else "EM")
     if metric in info.error_metrics:
         for kind, whole in (("_rate", "of the examples"), ("_share", "of the wrong answers")):
@@ -234,7 +280,12 @@ def markdown() -> str:
                                      LENIENT_NAMES.items()) + "; on each partition of EM")
         lines.append("")
     lines += ["**US default and US answer:**", "", US_FIGURES, "",
-              "**Outdated, a lower bound:**", "", OUTDATED_BOUND, ""]
+              "**Outdated, a lower bound:**", "", OUTDATED_BOUND, "",
+              "**After a model's cutoff:**", "", CUTOFF_RULE, ""]
+    lines += [f"- `{metric}` ({CUTOFF_LABELS[metric]}): "
+              f"{CUTOFF_DEFINITIONS[metric].format(statistic='EM')}"
+              for metric in CUTOFF_METRICS]
+    lines += ["", f"Limitations: {CUTOFF_LIMITATION}", ""]
     lines.append("The paper's partition sizes where the release's differ:")
     lines.append("")
     for track in TRACKS:

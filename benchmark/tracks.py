@@ -85,6 +85,19 @@ GAP: Final = "contamination_gap"
 PROVENANCE_METRICS: Final = (UNRELEASED, RELEASED, GAP)
 PROVENANCE_LABELS: Final = {UNRELEASED: "Unreleased", RELEASED: "Released",
                             GAP: "Contamination gap"}
+#: The figures after a model's declared knowledge cutoff (benchmark.cutoff; not in the
+#: paper, never rank), in board order: the score and the outdated answers on the examples
+#: whose answer took effect after the cutoff, then on those whose answer took effect by it.
+EM_POST_CUTOFF: Final = "em_post_cutoff"
+OUTDATED_POST_CUTOFF: Final = "outdated_rate_post_cutoff"
+EM_PRE_CUTOFF: Final = "em_pre_cutoff"
+OUTDATED_PRE_CUTOFF: Final = "outdated_rate_pre_cutoff"
+CUTOFF_METRICS: Final = (EM_POST_CUTOFF, OUTDATED_POST_CUTOFF, EM_PRE_CUTOFF,
+                         OUTDATED_PRE_CUTOFF)
+CUTOFF_LABELS: Final = {EM_POST_CUTOFF: "After the cutoff",
+                        OUTDATED_POST_CUTOFF: "Outdated after the cutoff",
+                        EM_PRE_CUTOFF: "By the cutoff",
+                        OUTDATED_PRE_CUTOFF: "Outdated by the cutoff"}
 #: The knowledge horizon's column (a year; dated tracks: TrackInfo.horizon_metrics).
 HORIZON: Final = "horizon"
 #: The fresh windows of a later version's test board (benchmark.windows; not in the paper,
@@ -324,6 +337,8 @@ class TrackInfo:
             return f"{window_label(window)} · {self.label(figure)}"
         if metric in PROVENANCE_LABELS:
             return PROVENANCE_LABELS[metric]
+        if metric in CUTOFF_LABELS:
+            return CUTOFF_LABELS[metric]
         if metric in self.error_metrics:
             name, _, rest = metric.partition("_rate")
             kind = "rate"
@@ -696,6 +711,7 @@ METRIC_LABELS: Final[dict[str, str]] = {
     for metric in (*info.metrics, *info.lenient_metrics)}
 METRIC_LABELS.update(SHARED_LABELS)
 METRIC_LABELS.update(PROVENANCE_LABELS)
+METRIC_LABELS.update(CUTOFF_LABELS)
 
 
 for _info in TRACK_INFO.values():

@@ -7,7 +7,10 @@ An update file is JSON Lines, one record per changed example::
 
 `action` is `update` (replace `answer` and/or `any_answer`), `add` (a new example: also
 `question`, `context`, optional `id`, `partitions` and `source`) or `retire` (drop it). On the
-identification tracks `answer` is the label (true = context-dependent). Validation reads the
+identification tracks `answer` is the label (true = context-dependent). A QA record with
+`answer` may give `answer_since`, the date (YYYY-MM-DD) its answer took effect (a campaign's
+records do): the example's `answer_since`; an update of `answer` without it clears the old
+one (it dated the answer replaced), an update of `any_answer` alone keeps it. Validation reads the
 whole file and names every bad record by line and key; nothing is applied unless all pass.
 """
 
@@ -18,6 +21,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from datetime import date
 from typing import Any, Final
 
 import numpy as np
@@ -29,7 +33,7 @@ from .tracks import SPLITS, TRACK_INFO
 ACTIONS: Final = ("update", "add", "retire")
 RECORD_FIELDS: Final = frozenset({
     "track", "split", "key", "action", "answer", "any_answer", "reason",
-    "id", "question", "context", "partitions", "source"})
+    "id", "question", "context", "partitions", "source", "answer_since"})
 MAX_PROBLEMS: Final = 100
 
 
@@ -51,6 +55,8 @@ class UpdateRecord:
     any_answers: tuple[str, ...] | None = None
     label: bool | None = None
     example: Example | None = None
+    #: The date (YYYY-MM-DD) the new answer took effect, when the record gives one.
+    answer_since: str | None = None
 
 
 @dataclass(frozen=True)
@@ -127,6 +133,9 @@ def _answer_fields(record: Mapping[str, Any], track: str, required: bool,
     """answers/any_answers (or label) of a record, None after naming a problem."""
     has_answer, has_any = "answer" in record, "any_answer" in record
     if TRACK_INFO[track].identification:
+        if "answer_since" in record:
+            reader.add("identification tracks take no 'answer_since'", line, key)
+            return None
         if has_any:
             reader.add("identification tracks take a label in 'answer', not 'any_answer'",
                        line, key)
@@ -150,7 +159,25 @@ def _answer_fields(record: Mapping[str, Any], track: str, required: bool,
                 reader.add(f"{name!r} must be a non-empty list of non-empty strings", line, key)
                 return None
             values[target] = parsed
+    if "answer_since" in record:
+        since = _iso_date(record["answer_since"])
+        if since is None or not has_answer:
+            reader.add("'answer_since' must be a date YYYY-MM-DD, given with 'answer'"
+                       if since is None else "'answer_since' dates an answer: give 'answer' "
+                       "with it", line, key)
+            return None
+        values["answer_since"] = since
     return values
+
+
+def _iso_date(value: Any) -> str | None:
+    """A calendar date written YYYY-MM-DD, as it is; None for anything else."""
+    if not isinstance(value, str) or len(value) != 10:
+        return None
+    try:
+        return value if date.fromisoformat(value).isoformat() == value else None
+    except ValueError:
+        return None
 
 
 def _new_example(record: Mapping[str, Any], track: str, key: str, values: Mapping[str, Any],
@@ -184,7 +211,8 @@ def _new_example(record: Mapping[str, Any], track: str, key: str, values: Mappin
     return Example(key=key, id=nq_id, question=question, context=dict(context),
                    answers=answers, any_answers=values.get("any_answers", answers),
                    partitions=partitions, label=values.get("label"),
-                   source=record.get("source") if TRACK_INFO[track].identification else None)
+                   source=record.get("source") if TRACK_INFO[track].identification else None,
+                   answer_since=values.get("answer_since"))
 
 
 def _read_one(record: Any, line: int, parent: GoldSet, reader: _Reader) -> UpdateRecord | None:
@@ -226,7 +254,8 @@ def _read_one(record: Any, line: int, parent: GoldSet, reader: _Reader) -> Updat
     if action == "add" and example is None:
         return None
     return UpdateRecord(line, track, split, key, action, reason, values.get("answers"),
-                        values.get("any_answers"), values.get("label"), example)
+                        values.get("any_answers"), values.get("label"), example,
+                        values.get("answer_since"))
 
 
 def parse_update(text: str, parent: GoldSet, filename: str = "update.jsonl") -> list[UpdateRecord]:
@@ -265,7 +294,9 @@ def _updated(example: Example, record: UpdateRecord) -> Example:
                        partitions=("dependent" if record.label else "independent",))
     answers = record.answers if record.answers is not None else example.answers
     any_answers = record.any_answers if record.any_answers is not None else example.any_answers
-    return replace(example, answers=answers, any_answers=any_answers)
+    # A new answer carries its own date (or none): the old one dated the answer replaced.
+    since = record.answer_since if record.answers is not None else example.answer_since
+    return replace(example, answers=answers, any_answers=any_answers, answer_since=since)
 
 
 def apply_update(parent: GoldSet, records: Iterable[UpdateRecord],

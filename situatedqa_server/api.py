@@ -69,6 +69,8 @@ def submission_json(submission: Submission, score: Score | None) -> dict[str, An
         "description": submission.description, "paper_url": submission.paper_url,
         "code_url": submission.code_url, "model_type": submission.model_type,
         "fine_tuned": submission.fine_tuned, "knowledge_date": submission.knowledge_date,
+        "knowledge_cutoff": (submission.knowledge_cutoff.isoformat()
+                             if submission.knowledge_cutoff else None),
         "parameter_count": submission.parameter_count, "format": submission.format,
         "scorer": fingerprint(), "harness": scoring.harness_shown(submission),
     }

@@ -20,7 +20,7 @@ from platformdirs import user_config_dir
 from benchmark import METRIC_LABELS, TRACK_INFO
 from benchmark.cli import format_table
 from benchmark.scoring import ScoreResult
-from benchmark.tracks import GAP, PROVENANCE_METRICS
+from benchmark.tracks import CUTOFF_METRICS, GAP, PROVENANCE_METRICS
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 CONFIG_ENV = "SITUATEDQA_CONFIG_DIR"
@@ -151,6 +151,8 @@ def paper_order(track: str, names: Iterable[str]) -> list[str]:
         """Track columns first, then (source, statistic), then anything else by name."""
         if name in columns:
             return 0, "", columns.index(name)
+        if name in CUTOFF_METRICS:  # after the provenance figures, in their own order
+            return 4, "", CUTOFF_METRICS.index(name)
         statistic, _, source = name.partition("_")
         if statistic in columns:
             return 1, source, columns.index(statistic)
@@ -224,7 +226,8 @@ def login(api: Api, token: str) -> None:
 @click.option("--method-name", default=None, help="Method name (default: the file name).")
 @click.option("--public/--private", default=False, help="Publish on the leaderboard now.")
 @click.option("--meta", "metadata", multiple=True, metavar="FIELD=VALUE",
-              help="Extra metadata fields, e.g. paper_url=https://… or knowledge_date=2021-02; "
+              help="Extra metadata fields, e.g. paper_url=https://…, knowledge_date=2021-02 "
+                   "or knowledge_cutoff=2021-06-30; "
                    "the server refuses an unknown field and names the ones it takes.")
 @click.option("--filter", "harness_filter", default=None,
               help="The filter to read of an lm-eval samples file whose task has several.")

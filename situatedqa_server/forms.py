@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
+from datetime import date
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -27,6 +28,7 @@ from benchmark import SPLITS, TRACK_INFO
 from . import rules
 from .inputs import YES_WORDS, clean_name, name_problem
 from .models import ModelType
+from .services import input_releases
 from .services.scoring import SubmissionMeta
 
 
@@ -99,6 +101,32 @@ def parse_knowledge_date(text: str | None) -> str | None:
     return text
 
 
+def parse_knowledge_cutoff(text: str | None, today: date) -> date | None:
+    """The day a model's knowledge stops, YYYY-MM-DD, not after `today`; None when empty.
+
+    A cutoff in the future would put answers the model could not have read on the wrong
+    side of it (benchmark.cutoff)."""
+    if not text or not text.strip():
+        return None
+    text = text.strip()
+    if rules.KNOWLEDGE_CUTOFF.fullmatch(text) is None:
+        raise ValueError(f"knowledge_cutoff: {text[:40]!r} is not a date YYYY-MM-DD in the "
+                         "calendar (the day the model's knowledge stops)")
+    cutoff = date.fromisoformat(text)
+    if cutoff > today:
+        raise ValueError(f"knowledge_cutoff: {text} is after today ({today.isoformat()}); "
+                         "a knowledge cutoff is a past date")
+    return cutoff
+
+
+def valid_knowledge_cutoff(_form: FlaskForm, field: Field) -> None:
+    """Validator for the knowledge-cutoff field: a real day, today or earlier."""
+    try:
+        parse_knowledge_cutoff(field.data, input_releases.today())
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from None
+
+
 def valid_knowledge_date(_form: FlaskForm, field: Field) -> None:
     """Validator for the knowledge-date field: a real date, not just its shape."""
     try:
@@ -154,6 +182,9 @@ class SubmissionForm(DraftForm):
     fine_tuned = YesNoField("Fine-tuned on SituatedQA")
     knowledge_date = StringField("Knowledge source date (YYYY, YYYY-MM or YYYY-MM-DD)",
                                  validators=[Optional(), valid_knowledge_date])
+    knowledge_cutoff = StringField("Knowledge cutoff (YYYY-MM-DD: the day the model's "
+                                   "knowledge stops)",
+                                   validators=[Optional(), valid_knowledge_cutoff])
     parameter_count = StringField("Parameter count (e.g. 770M, 11B)",
                              validators=[Optional(), Length(max=rules.MAX_PARAMETER_TEXT),
                                          valid_parameter_count])
@@ -170,6 +201,8 @@ class SubmissionForm(DraftForm):
             code_url=(self.code_url.data or "").strip() or None,
             model_type=self.model_type.data, fine_tuned=self.fine_tuned.checked,
             knowledge_date=parse_knowledge_date(self.knowledge_date.data),
+            knowledge_cutoff=parse_knowledge_cutoff(self.knowledge_cutoff.data,
+                                                    input_releases.today()),
             parameter_count=parse_parameter_count(self.parameter_count.data),
             harness_filter=(self.harness_filter.data or "").strip() or None,
             public=self.public.checked)

@@ -10,7 +10,13 @@ from markupsafe import Markup, escape
 
 from benchmark import SPLITS, TRACK_INFO, TRACKS, metric_card
 from benchmark.equivalence import LENIENT_RULES
-from benchmark.tracks import ERROR_CLASS_LABELS, FRESH, PROVENANCE_METRICS, WINDOW_PREFIX
+from benchmark.tracks import (
+    CUTOFF_METRICS,
+    ERROR_CLASS_LABELS,
+    FRESH,
+    PROVENANCE_METRICS,
+    WINDOW_PREFIX,
+)
 
 from .services import evaluation, gold_store
 from .services.errors import known_track
@@ -56,7 +62,7 @@ def show(track: str) -> str:
                 "definition": metric_card.definition(track, name),
                 "lenient": name not in info.metrics}
                for name in (*info.metrics, *info.optional_metrics, *PROVENANCE_METRICS,
-                            FRESH, f"{WINDOW_PREFIX}<release>")]
+                            FRESH, f"{WINDOW_PREFIX}<release>", *CUTOFF_METRICS)]
     return render_template("metrics/show.html", info=info, metrics=metrics, card=metric_card,
                            counts=partition_counts(track), rules=LENIENT_RULES,
                            resamples=evaluation.settings().resamples,

@@ -185,6 +185,9 @@ class Submission(Base):
     model_type: Mapped[str] = mapped_column(String(16), default=ModelType.OTHER.value)
     fine_tuned: Mapped[bool] = mapped_column(Boolean, default=False)
     knowledge_date: Mapped[str | None] = mapped_column(String(10))
+    #: The date the model's knowledge stops, as declared (a past date): the figures after
+    #: it (benchmark.cutoff). Not knowledge_date, the date of a retrieval corpus.
+    knowledge_cutoff: Mapped[date | None] = mapped_column(Date)
     parameter_count: Mapped[int | None] = mapped_column(BigInteger)
     visibility: Mapped[str] = mapped_column(String(8), default=Visibility.PRIVATE.value)
     hidden: Mapped[bool] = mapped_column(Boolean, default=False)

@@ -115,6 +115,9 @@ class Submission(BaseModel):
     model_type: str
     fine_tuned: bool
     knowledge_date: str | None
+    knowledge_cutoff: str | None = Field(description=(
+        "The day the model's knowledge stops, as declared (YYYY-MM-DD), else null: the "
+        "`*_cutoff` figures read the examples whose answer took effect after it."))
     parameter_count: int | None
     format: str
     scorer: str = Field(description="The scorer's fingerprint (benchmark.harness).")
@@ -176,6 +179,8 @@ class LeaderboardEntry(BaseModel):
     fine_tuned: bool
     flag: str | None
     source: str | None
+    knowledge_cutoff: str | None = Field(description=(
+        "The submission's declared knowledge cutoff (YYYY-MM-DD), else null (paper rows)."))
 
 
 class Leaderboard(BaseModel):
@@ -247,6 +252,11 @@ class Upload(BaseModel):
     # Both patterns are the form's own rules (rules.py), not a copy of their shape.
     knowledge_date: str | None = Field(None, pattern=rules.KNOWLEDGE_DATE_PATTERN, description=(
         "A date in the calendar: YYYY, YYYY-MM or YYYY-MM-DD (year 0001 or later)."))
+    knowledge_cutoff: str | None = Field(
+        None, pattern=rules.KNOWLEDGE_CUTOFF_PATTERN, json_schema_extra={"format": "date"},
+        description=("The day the model's knowledge stops (its training data's cutoff), "
+                     "YYYY-MM-DD, today or earlier: a later date is refused (400). Not "
+                     "knowledge_date, the date of a retrieval corpus."))
     parameter_count: str | None = Field(
         None, max_length=rules.MAX_PARAMETER_TEXT, pattern=rules.PARAMETER_COUNT_PATTERN,
         description=f"{rules.MIN_PARAMETERS} to {rules.MAX_PARAMETERS} parameters, e.g. 770M, "

@@ -18,16 +18,20 @@ _YEAR = "(?:[0-9]{3}[1-9]|[0-9]{2}[1-9]0|[0-9][1-9]00|[1-9]000)"
 #: Leap years of the proleptic Gregorian calendar: divisible by 4, not by 100 unless by 400.
 _LEAP_YEAR = "(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:0[48]|[2468][048]|[13579][26])00)"
 _DAY_1_28 = "(?:0[1-9]|1[0-9]|2[0-8])"
+#: The calendar's days, YYYY-MM-DD (the alternatives of a full date below).
+_DAYS = (f"{_YEAR}-(?:0[13578]|1[02])-(?:{_DAY_1_28}|29|30|31)"
+         f"|{_YEAR}-(?:0[469]|11)-(?:{_DAY_1_28}|29|30)"
+         f"|{_YEAR}-02-{_DAY_1_28}"
+         f"|{_LEAP_YEAR}-02-29")
 #: Exactly the dates datetime.date accepts (tests/server/test_rules.py compares them).
-KNOWLEDGE_DATE_PATTERN = (
-    "^(?:"
-    f"{_YEAR}(?:-(?:0[1-9]|1[0-2]))?"
-    f"|{_YEAR}-(?:0[13578]|1[02])-(?:{_DAY_1_28}|29|30|31)"
-    f"|{_YEAR}-(?:0[469]|11)-(?:{_DAY_1_28}|29|30)"
-    f"|{_YEAR}-02-{_DAY_1_28}"
-    f"|{_LEAP_YEAR}-02-29"
-    ")$")
+KNOWLEDGE_DATE_PATTERN = "^(?:" f"{_YEAR}(?:-(?:0[1-9]|1[0-2]))?|{_DAYS}" ")$"
 KNOWLEDGE_DATE = re.compile(KNOWLEDGE_DATE_PATTERN)
+
+# --- knowledge cutoff: one calendar day, YYYY-MM-DD (and not after today: the form) ----------
+
+#: Exactly the days datetime.date.fromisoformat reads from ten characters.
+KNOWLEDGE_CUTOFF_PATTERN = f"^(?:{_DAYS})$"
+KNOWLEDGE_CUTOFF = re.compile(KNOWLEDGE_CUTOFF_PATTERN)
 
 # --- parameter count: 1 to 1000T, written 770M, 11B or 1500000 -------------------------------
 

@@ -8,7 +8,7 @@ from flask import Blueprint, abort, flash, g, redirect, render_template, request
 from werkzeug.wrappers import Response
 
 from benchmark import HIDDEN_SPLIT, SPLITS, TRACK_INFO
-from benchmark.tracks import FIGURE_SEPARATOR, PROVENANCE_METRICS, is_window
+from benchmark.tracks import CUTOFF_METRICS, FIGURE_SEPARATOR, PROVENANCE_METRICS, is_window
 
 from .auth import login_required
 from .extensions import config_limit, limiter
@@ -96,7 +96,8 @@ def detail(submission_id: int) -> str:
                            info=info, label=info.label, own=own, errors=errors,
                            windows=fresh_windows(score.metrics) if score else [],
                            optional=set(info.error_metrics) | set(info.horizon_metrics),
-                           provenance=PROVENANCE_METRICS, harness=scoring.harness_shown(submission),
+                           provenance=PROVENANCE_METRICS, cutoff_names=CUTOFF_METRICS,
+                           harness=scoring.harness_shown(submission),
                            action=ActionForm(), withheld=ladder.message(submission))
 
 

@@ -568,8 +568,25 @@ def proposals(campaign: Campaign) -> list[proposed_gold.ProposedAnswers]:
             new = proposed_gold.NewExample(task.nq_id, task.question, dict(task.context),
                                            tuple(task.partitions))
         found.append(proposed_gold.ProposedAnswers(
-            campaign.track, campaign.split, task.key, tuple(task.final_answers), reason, new))
+            campaign.track, campaign.split, task.key, tuple(task.final_answers), reason, new,
+            answer_since(campaign, task)))
     return found
+
+
+def answer_since(campaign: Campaign, task: CampaignTask) -> str:
+    """The date (YYYY-MM-DD) a task's accepted answer took effect, for its gold example:
+    the date in effect the annotators (or the organizer) gave, a year or a month read as
+    its first day; else, or when that is no calendar date ("2021-13"), the campaign's
+    as-of date, by which the answer held."""
+    given = (task.final_date or "").strip()
+    parts = given.split("-")
+    try:
+        if given and DATE_PATTERN.match(given):
+            year, month, day = (int(p) for p in (*parts, "1", "1")[:3])
+            return date(year, month, day).isoformat()
+    except ValueError:
+        pass
+    return campaign.as_of.isoformat()
 
 
 def update_records(campaign: Campaign) -> list[dict[str, Any]]:

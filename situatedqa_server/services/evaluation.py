@@ -29,6 +29,7 @@ import math
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import date
 from typing import Any
 
 import msgspec
@@ -73,7 +74,7 @@ from ..models import (
     Submission,
     utcnow,
 )
-from . import blobs, gold_store, input_releases, upload_hints
+from . import blobs, cutoff, gold_store, input_releases, upload_hints
 from .errors import ServiceError
 
 log = logging.getLogger(__name__)
@@ -148,6 +149,8 @@ class Predicted:
     result: ScoreResult | None = None
     #: The input releases the file answers (test uploads), whose windows its score gets.
     releases: tuple[InputRelease, ...] = ()
+    #: The declared knowledge cutoff (an upload's), whose figures its score gets (cutoff).
+    knowledge_cutoff: date | None = None
 
 
 def rejection(error: ValidationError, track: str, split: str) -> InvalidFile:
@@ -580,6 +583,7 @@ def score_into(version: GoldVersion, sources: Sequence[Source], *,
             evaluated.results[i] = _score_predicted(source, view, chosen)
     if not stored:
         _as_board(view, sources, evaluated, chosen)
+        cutoff.with_cutoffs(view, sources, evaluated.results)
         return evaluated
     parent_id, carried = (carriable(version, [s for _, s in stored], view) if incremental
                           else (None, set()))
@@ -589,6 +593,7 @@ def score_into(version: GoldVersion, sources: Sequence[Source], *,
             if parent_id is not None else pending)
     _in_full(view, rest, evaluated, chosen)
     _as_board(view, sources, evaluated, chosen)
+    cutoff.with_cutoffs(view, sources, evaluated.results)
     if pending:
         log.info("version %s: %d rows carried over, %d from the parent's outcomes, %d files "
                  "read and scored", version.name, len(carried), evaluated.from_outcomes,

@@ -10,7 +10,14 @@ import yaml
 
 from benchmark import TRACK_INFO
 from benchmark.equivalence import lenient_family
-from benchmark.tracks import GAP, PROVENANCE_METRICS, RELEASED, UNRELEASED, is_window
+from benchmark.tracks import (
+    CUTOFF_METRICS,
+    GAP,
+    PROVENANCE_METRICS,
+    RELEASED,
+    UNRELEASED,
+    is_window,
+)
 
 from ..models import Score, Submission
 from .leaderboards import Board, iso
@@ -26,9 +33,11 @@ LENIENT_SUFFIX = " (lenient, not in the paper)"
 #: The provenance figures' types (not in the paper; benchmark.provenance).
 PROVENANCE_METRIC_TYPES = {UNRELEASED: "situatedqa_unreleased", RELEASED: "situatedqa_released",
                            GAP: "situatedqa_contamination_gap"}
+#: The figures after and by a declared knowledge cutoff (not in the paper; benchmark.cutoff).
+CUTOFF_METRIC_TYPES = {name: f"situatedqa_{name}" for name in CUTOFF_METRICS}
 ENTRY_FIELDS = ("rank", "rank_group", "method_name", "team", "baseline", "reported",
                 "source", "submitted_at", "paper_url", "code_url", "model_type", "fine_tuned",
-                "id")
+                "knowledge_cutoff", "id")
 
 
 def task_of(track: str) -> tuple[str, str]:
@@ -108,6 +117,8 @@ def metric_name(track: str, name: str) -> str:
         return label + " (an indication, not a proof; not in the paper)"
     if name in PROVENANCE_METRICS:
         return f"{label} {'accuracy' if info.identification else 'EM'} (not in the paper)"
+    if name in CUTOFF_METRICS:
+        return f"{label} (knowledge cutoff; not in the paper)"
     if name.startswith("em_") and name.removeprefix("em_") in info.partition_labels:
         return f"EM ({label})"
     return label
@@ -126,6 +137,8 @@ def metric_type(track: str, name: str) -> str:
         return "situatedqa_knowledge_horizon"
     if name in PROVENANCE_METRICS:
         return PROVENANCE_METRIC_TYPES[name]
+    if name in CUTOFF_METRICS:
+        return CUTOFF_METRIC_TYPES[name]
     return HF_METRIC_TYPES.get(name.split("_")[0], name)
 
 

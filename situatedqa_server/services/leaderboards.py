@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -200,7 +200,8 @@ def _entries(page: tuple[PageRow, ...], version_id: int,
 SUBMISSION_COLUMNS = (
     Submission.id, Submission.method_name, Team.name.label("team"), Score.metrics, Score.ci,
     Score.counts, Submission.is_baseline, Submission.created_at, Submission.paper_url,
-    Submission.code_url, Submission.model_type, Submission.fine_tuned, Submission.flag_reason)
+    Submission.code_url, Submission.model_type, Submission.fine_tuned, Submission.flag_reason,
+    Submission.knowledge_cutoff)
 REPORTED_COLUMNS = (
     ReportedEntry.id, ReportedEntry.method_name, ReportedEntry.metrics, ReportedEntry.paper_url,
     ReportedEntry.model_type, ReportedEntry.fine_tuned, ReportedEntry.source)
@@ -215,7 +216,13 @@ def entry_of_row(row: Any) -> dict[str, Any]:
         "submitted_at": iso(row.created_at), "paper_url": row.paper_url,
         "code_url": row.code_url, "model_type": row.model_type, "fine_tuned": row.fine_tuned,
         "flag": row.flag_reason, "source": None,
+        "knowledge_cutoff": cutoff_text(row.knowledge_cutoff),
     }
+
+
+def cutoff_text(cutoff: date | None) -> str | None:
+    """A declared knowledge cutoff as entries, the API and exports show it (YYYY-MM-DD)."""
+    return cutoff.isoformat() if cutoff else None
 
 
 def iso(moment: datetime | None) -> str | None:
@@ -233,7 +240,7 @@ def submission_entry(submission: Submission, score: Score, team: Team,
         "submitted_at": iso(submission.created_at), "paper_url": submission.paper_url,
         "code_url": submission.code_url, "model_type": submission.model_type,
         "fine_tuned": submission.fine_tuned, "flag": submission.flag_reason,
-        "source": None,
+        "source": None, "knowledge_cutoff": cutoff_text(submission.knowledge_cutoff),
     }
 
 
@@ -244,7 +251,7 @@ def reported_entry(entry: Any) -> dict[str, Any]:
         "metrics": entry.metrics, "ci": {}, "counts": {}, "baseline": False, "reported": True,
         "submitted_at": None, "paper_url": entry.paper_url, "code_url": None,
         "model_type": entry.model_type, "fine_tuned": entry.fine_tuned, "flag": None,
-        "source": entry.source,
+        "source": entry.source, "knowledge_cutoff": None,
     }
 
 

@@ -92,6 +92,9 @@ class ProposedAnswers:
     answers: tuple[str, ...]
     reason: str
     new: NewExample | None = None
+    #: The date (YYYY-MM-DD) the answers took effect, when known (a campaign's): the
+    #: record's `answer_since`, the gold example's (benchmark.cutoff reads it).
+    since: str | None = None
 
 
 @dataclass
@@ -172,6 +175,8 @@ def _proposal_record(proposal: ProposedAnswers, any_answer: list[str]) -> dict[s
     record: dict[str, Any] = {"track": proposal.track, "split": proposal.split,
                               "key": proposal.key, "answer": list(proposal.answers),
                               "any_answer": any_answer, "reason": proposal.reason}
+    if proposal.since is not None:
+        record["answer_since"] = proposal.since
     new = proposal.new
     if new is None:
         return {**record, "action": "update"}

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import date
 from typing import Any
 
 from sqlalchemy import Insert, insert, inspect, select
@@ -55,6 +56,8 @@ class SubmissionMeta:
     model_type: str = "other"
     fine_tuned: bool = False
     knowledge_date: str | None = None
+    #: The day the model's knowledge stops (a past date): the figures after it.
+    knowledge_cutoff: date | None = None
     parameter_count: int | None = None
     public: bool = False
     #: The filter to read of an lm-eval samples file with several.
@@ -120,7 +123,8 @@ def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionM
         filename=filename[:255], format=predictions.format, method_name=meta.method_name,
         description=meta.description, paper_url=meta.paper_url, code_url=meta.code_url,
         model_type=meta.model_type, fine_tuned=meta.fine_tuned,
-        knowledge_date=meta.knowledge_date, parameter_count=meta.parameter_count,
+        knowledge_date=meta.knowledge_date, knowledge_cutoff=meta.knowledge_cutoff,
+        parameter_count=meta.parameter_count,
         visibility=(Visibility.PUBLIC if meta.public else Visibility.PRIVATE).value,
         published_at=now if meta.public else None, created_at=now,
         predictions=encode_predictions(predictions, inputs),
@@ -133,7 +137,9 @@ def _insert(user: User, track: str, split: str, filename: str, meta: SubmissionM
     input_releases.record(submission.id, releases)
     # Also scored against any version being rescored, so none is missing after its switch;
     # GoldUnavailable (no active version) is raised here, before any quota is spent.
-    scores = evaluation.upload_scores(submission, upload)
+    # The predictions in hand carry the declared cutoff, as a stored submission's column does.
+    scores = evaluation.upload_scores(
+        submission, replace(upload, knowledge_cutoff=meta.knowledge_cutoff))
     # Stored the same way, instead of by a flush; being new, the submission has exactly these
     # (set as loaded: nothing is left for a flush to find, so none runs before the commit).
     for score_row in scores:

@@ -167,8 +167,15 @@ def test_intervals_stay_on_one_line_on_a_phone(with_baselines: dict[str, Any]) -
         assert problems == []
 
 
-def test_pages_pass_axe(with_baselines: dict[str, Any]) -> None:
+def test_pages_pass_axe(with_baselines: dict[str, Any], release_gold: GoldSet) -> None:
     ids = with_baselines["ids"]
+    # A submission that declares a knowledge cutoff: its page has the figures after it.
+    dev = release_gold.get("temp", "dev")
+    declared = api_upload(with_baselines["client"], with_baselines["token"], dev,
+                          prediction_file(dev, len(dev) // 4, wrong="cutoff"),
+                          knowledge_cutoff="2018-06-30", method_name="declared cutoff")
+    assert declared.status_code == 201, declared.get_json()
+    assert "em_post_cutoff" in declared.get_json()["metrics"]
     with chromium(with_baselines) as (browser, url):
         problems: list[str] = []
         page = open_page(browser, SIZES[0], problems)
@@ -176,7 +183,8 @@ def test_pages_pass_axe(with_baselines: dict[str, Any]) -> None:
         for path in ("/", "/metrics/", "/metrics/temp", "/metrics/temp-id",
                      "/leaderboards/temp?split=dev",
                      "/leaderboards/temp?split=test&hide_baselines=1",
-                     f"/submissions/{ids['strong-dev']}", "/submissions/", "/data/releases"):
+                     f"/submissions/{ids['strong-dev']}", "/submissions/", "/data/releases",
+                     f"/submissions/{declared.get_json()['id']}", "/submissions/new"):
             page.goto(url + path)
             assert serious_axe_violations(page) == [], path
             assert page.locator("header nav a[href='/metrics/']").count() == 1, path

@@ -246,6 +246,9 @@ def test_agreement_accepts_disagreement_queues_and_the_version_builds(
             (campaign.tasks[1].key, "update", ["New Answer One"]),
             (campaign.tasks[2].key, "update", ["Adjudicated Answer"])]
         assert "in effect since 2025" in records[1]["reason"]
+        # The date each answer took effect: the campaign's as-of date when none was given,
+        # else the given one (a year read as its January 1).
+        assert [r["answer_since"] for r in records] == ["2026-12-01", "2025-01-01"]
         version = campaigns.build(campaign, "2026-12 refresh", None, "", root)
         assert version.as_of == date(2026, 12, 1)
         assert "Annotated by ann, bea; adjudicated by root." in version.changelog
@@ -254,6 +257,10 @@ def test_agreement_accepts_disagreement_queues_and_the_version_builds(
         example = gold.get("present", "test").examples[
             gold.get("present", "test").index[campaign.tasks[1].key]]
         assert example.answers == ("New Answer One",)
+        assert example.answer_since == "2026-12-01"
+        adjudicated = gold.get("present", "test").examples[
+            gold.get("present", "test").index[campaign.tasks[2].key]]
+        assert adjudicated.answer_since == "2025-01-01"
         assert db.session.get(Campaign, campaign.id).gold_version_id == version.id  # type: ignore[union-attr]
         assert db.session.scalar(select(func.count()).select_from(AuditLog).where(
             AuditLog.action == "gold_build")) == 1
@@ -286,6 +293,7 @@ def test_new_contexts_build_adds_unreleased_test_examples(app: Flask,
         test = versions.gold_of(version).get("temp", "test")
         for task in campaign.tasks:
             assert test.examples[test.index[task.key]].answers == ("Some City",)
+            assert test.examples[test.index[task.key]].answer_since == "2026-12-01"
         mask = gold_store.unreleased_of(version, "temp", "test")
         # The two new examples, and every released context of the question: its any_answer
         # now holds the new answer too, as the release builds any_answer.
@@ -355,3 +363,14 @@ def test_pair_agreements_group_each_pair_in_either_order() -> None:
     assert ab.kappa == pytest.approx(0.2)
     bc = found[("bea", "cid")]
     assert (bc.tasks, bc.raw, bc.kappa) == (1, 1.0, None)  # p_e = 1: undefined
+
+
+@pytest.mark.parametrize(("given", "since"), [
+    (None, "2026-12-01"), ("2021", "2021-01-01"), ("2021-05", "2021-05-01"),
+    ("2021-05-17", "2021-05-17"), ("2021-13", "2026-12-01"), ("2021-02-30", "2026-12-01")])
+def test_an_answer_takes_effect_on_the_date_given_else_the_as_of_date(
+        given: str | None, since: str) -> None:
+    """The gold example's answer_since (benchmark.cutoff reads it): the annotators' date in
+    effect, its first day; a date outside the calendar, or none, the campaign's as-of."""
+    campaign = Campaign(as_of=date(2026, 12, 1))
+    assert campaigns.answer_since(campaign, CampaignTask(final_date=given)) == since
