@@ -14,7 +14,7 @@ from benchmark import HIDDEN_SPLIT, SPLITS, TRACK_INFO, GoldSplit
 
 from .models import GoldVersion, InputRelease
 from .services import gold_store, input_releases, versions
-from .services.errors import InvalidQuery
+from .services.errors import InvalidQuery, NotFound, known_track
 
 bp = Blueprint("data", __name__, url_prefix="/data")
 ATOM = "http://www.w3.org/2005/Atom"
@@ -22,8 +22,11 @@ ET.register_namespace("", ATOM)
 
 
 def _split_or_404(track: str, split: str) -> GoldSplit:
-    if track not in TRACK_INFO or split not in SPLITS:
-        abort(404)
+    """The gold of a download's track and split; UnknownTrack, or NotFound naming the
+    splits, for a name the benchmark does not have (404 either way)."""
+    known_track(track)
+    if split not in SPLITS:
+        raise NotFound(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
     return gold_store.get_split(track, split)
 
 

@@ -142,3 +142,14 @@ def test_the_librarys_unknown_track_is_the_servers_one_error(app: Flask) -> None
     assert "nosuch" in api.get_json()["error"]["message"]
     page = client.get("/probe/nosuch")
     assert page.status_code == 404 and "nosuch" in page.get_data(as_text=True)
+
+
+def test_a_download_of_an_unknown_track_or_split_names_what_there_is(
+        client: FlaskClient) -> None:
+    """/data/<track>/<split>/… answers an unknown name with the refusal every other surface
+    gives (404, the names there are), as JSON when asked for JSON."""
+    for url, named in (("/data/nope/dev/blank.jsonl", "unknown track 'nope'"),
+                       ("/data/temp/nope/gold.jsonl", "unknown split 'nope'")):
+        response = client.get(url, headers={"Accept": "application/json"})
+        assert response.status_code == 404, url
+        assert named in response.get_data(as_text=True), url
