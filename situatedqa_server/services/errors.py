@@ -53,10 +53,10 @@ class UnknownTrack(NotFound):
 
 def known_track(track: str) -> str:
     """The track, if the benchmark has it; else UnknownTrack naming the tracks there are."""
-    from benchmark import TRACKS  # the registry; imported here to keep this module a leaf
+    from benchmark import TRACK_INFO  # the registry; imported here to keep this module a leaf
 
-    if track not in TRACKS:
-        raise UnknownTrack(f"unknown track {track!r}; choose one of {', '.join(TRACKS)}")
+    if track not in TRACK_INFO:
+        raise UnknownTrack(f"unknown track {track!r}; choose one of {', '.join(TRACK_INFO)}")
     return track
 
 

@@ -83,9 +83,10 @@ def test_decisions_outlive_a_board_generation(app: Flask, three: dict[str, Any],
     tested: list[tuple[bytes, bytes]] = []
     real = ranking.paired_p_value
 
-    def counted(track: str, a: bytes, b: bytes, resamples: int) -> float:
+    def counted(track: str, a: bytes, b: bytes, resamples: int,
+                paper: Any = None) -> float:
         tested.append((a, b))
-        return real(track, a, b, resamples)
+        return real(track, a, b, resamples, paper)
 
     monkeypatch.setattr(ranking, "paired_p_value", counted)
     client = app.test_client()
