@@ -8,32 +8,21 @@ result its outcome and class codes. On a later version's test board the figures 
 examples the submission was given (the release's, and the fresh examples of the input
 releases it answered), as the provenance figures do. Nothing here ranks a board.
 
-evaluation.score_into calls `with_cutoffs` once, after every other figure is in: every
-scoring path (an upload, an incremental or a full rescore) gives the same.
+evaluation.score_into (its `_as_board`) calls `with_cutoff` for every new result whose
+source declares a cutoff, after every other figure is in, with the examples the source was
+given: every scoring path (an upload, an incremental or a full rescore) gives the same.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date
-from typing import Protocol
 
-from benchmark import HIDDEN_SPLIT, ScoreResult
+from benchmark import ScoreResult
 from benchmark.cutoff import cutoff_values
 from benchmark.metrics import BoolArray
 
-from ..models import InputRelease, Submission
-from . import gold_store, input_releases
-
-
-class Source(Protocol):
-    """What evaluation scores (a stored submission, or predictions in hand: evaluation
-    imports this module, so it is named by what it has)."""
-
-    @property
-    def knowledge_cutoff(self) -> date | None:
-        """The declared cutoff, else None."""
+from . import gold_store
 
 
 def with_cutoff(view: gold_store.VersionGold, result: ScoreResult, cutoff: date,
@@ -56,33 +45,3 @@ def with_cutoff(view: gold_store.VersionGold, result: ScoreResult, cutoff: date,
         result, metrics={**result.metrics, **{k: v.value for k, v in figures.items()}},
         ci={**result.ci, **{k: v.ci for k, v in figures.items()}},
         counts={**result.counts, **{k: v.count for k, v in figures.items()}})
-
-
-def with_cutoffs(view: gold_store.VersionGold, sources: Sequence[Source],
-                 results: list[ScoreResult | None]) -> None:
-    """with_cutoff for every new result whose source declares a cutoff, in place (a
-    carried row is the parent's, already with its figures)."""
-    wanted = [(i, cutoff) for i, source in enumerate(sources)
-              if (cutoff := source.knowledge_cutoff) is not None and results[i] is not None]
-    if not wanted:
-        return
-    later_test = view.version.parent_id is not None
-    answered = input_releases.answered_by(
-        source.id for i, _ in wanted
-        if isinstance(source := sources[i], Submission)
-        and (result := results[i]) is not None and result.split == HIDDEN_SPLIT
-    ) if later_test else {}
-    for i, cutoff in wanted:
-        result = results[i]
-        if result is None:
-            continue
-        given = None
-        if later_test and result.split == HIDDEN_SPLIT:
-            source = sources[i]
-            # Predictions in hand carry the input releases they answer (Predicted.releases).
-            releases: Sequence[InputRelease] = (
-                answered.get(source.id, []) if isinstance(source, Submission)
-                else tuple(getattr(source, "releases", ())))
-            split = view.gold.get(result.track, result.split)
-            given = input_releases.windows_for(view, split, releases).given(len(split))
-        results[i] = with_cutoff(view, result, cutoff, given)

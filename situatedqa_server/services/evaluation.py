@@ -583,7 +583,6 @@ def score_into(version: GoldVersion, sources: Sequence[Source], *,
             evaluated.results[i] = _score_predicted(source, view, chosen)
     if not stored:
         _as_board(view, sources, evaluated, chosen)
-        cutoff.with_cutoffs(view, sources, evaluated.results)
         return evaluated
     parent_id, carried = (carriable(version, [s for _, s in stored], view) if incremental
                           else (None, set()))
@@ -593,7 +592,6 @@ def score_into(version: GoldVersion, sources: Sequence[Source], *,
             if parent_id is not None else pending)
     _in_full(view, rest, evaluated, chosen)
     _as_board(view, sources, evaluated, chosen)
-    cutoff.with_cutoffs(view, sources, evaluated.results)
     if pending:
         log.info("version %s: %d rows carried over, %d from the parent's outcomes, %d files "
                  "read and scored", version.name, len(carried), evaluated.from_outcomes,
@@ -603,35 +601,38 @@ def score_into(version: GoldVersion, sources: Sequence[Source], *,
 
 def _as_board(view: gold_store.VersionGold, sources: Sequence[Source],
               evaluated: Evaluated, chosen: Settings) -> None:
-    """Read every new result on a later version's test board as the board does: the paper's
-    metrics on the release's examples, a window per input release the source answered
-    (benchmark.windows), and the provenance figures on the examples it was given.
+    """Read every new result as its board does. On a later version's test board: the
+    paper's metrics on the release's examples, a window per input release the source
+    answered (benchmark.windows), and the provenance figures on the examples it was given.
+    On every board, the figures after and by a declared knowledge cutoff (services.cutoff),
+    on those same examples.
 
     All of them are functions of the outcome codes and the version's and the release's gold,
     so every path (an upload, an incremental or a full rescore, a baseline) gives the same;
     a carried row is the parent's on an unchanged board. The release's own rows have none.
     """
-    if view.version.parent_id is None:  # the release itself (the one root): all published
-        return
-    tests = [(i, source) for i, source in enumerate(sources)
-             if (result := evaluated.results[i]) is not None and result.split == HIDDEN_SPLIT]
-    if not tests:
-        return
-    answered = input_releases.answered_by(source.id for _, source in tests
-                                          if isinstance(source, Submission))
-    for i, source in tests:
+    later = view.version.parent_id is not None  # the release (the one root): all published
+    tests = [source.id for i, source in enumerate(sources)
+             if later and isinstance(source, Submission)
+             and (result := evaluated.results[i]) is not None and result.split == HIDDEN_SPLIT]
+    answered = input_releases.answered_by(tests) if tests else {}
+    for i, source in enumerate(sources):
         result = evaluated.results[i]
         if result is None:
             continue
         split = view.gold.get(result.track, result.split)
-        releases = (source.releases if isinstance(source, Predicted)
-                    else answered.get(source.id, []))
-        windows = input_releases.windows_for(view, split, releases)
-        if result.outcomes.shape != (len(split),):
-            continue
-        result = windowed(result, windows, split, seed=DEFAULT_SEED,
-                          resamples=chosen.resamples)
-        evaluated.results[i] = _with_provenance(view, result, split, windows, chosen)
+        windows = None
+        if later and result.split == HIDDEN_SPLIT and result.outcomes.shape == (len(split),):
+            releases = (source.releases if isinstance(source, Predicted)
+                        else answered.get(source.id, []))
+            windows = input_releases.windows_for(view, split, releases)
+            result = windowed(result, windows, split, seed=DEFAULT_SEED,
+                              resamples=chosen.resamples)
+            result = _with_provenance(view, result, split, windows, chosen)
+        if source.knowledge_cutoff is not None:
+            result = cutoff.with_cutoff(view, result, source.knowledge_cutoff,
+                                        None if windows is None else windows.given(len(split)))
+        evaluated.results[i] = result
 
 
 def _with_provenance(view: gold_store.VersionGold, result: ScoreResult, split: GoldSplit,
