@@ -31,6 +31,16 @@ def log_in(page: Any, url: str, username: str) -> None:
         page.click("main form.stacked button[type=submit]")
 
 
+def grant_annotators(root: Any, url: str, names: tuple[str, ...]) -> None:
+    """On the campaigns admin page, give each user the annotator role."""
+    root.goto(f"{url}/admin/campaigns")
+    for name in names:
+        root.fill("#username", name)
+        root.select_option("#grant", "grant")
+        with root.expect_navigation():
+            root.click("form.row button[type=submit]")
+
+
 def refresh_plan(position: int, who: str, last: str) -> str:
     """Every third task unchanged, every third the same new answer, the rest disagree."""
     if position % 3 == 0:
@@ -97,12 +107,7 @@ def test_campaigns_in_the_browser(app: Flask, release_gold: GoldSet) -> None:
                 return page
 
             root = new_page("root")
-            root.goto(f"{server.url}/admin/campaigns")
-            for name in ("ann", "bea"):
-                root.fill("#username", name)
-                root.select_option("#grant", "grant")
-                with root.expect_navigation():
-                    root.click("form.row button[type=submit]")
+            grant_annotators(root, server.url, ("ann", "bea"))
             assert "ann, bea" in root.inner_text("main")
             assert serious_axe_violations(root) == [], root.url
             for fields in (

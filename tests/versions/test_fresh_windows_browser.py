@@ -42,7 +42,13 @@ from tests.server.conftest import (
     register,
 )
 
-from .test_campaigns_browser import URL, log_in, tasks_of, wait_until_active
+from .test_campaigns_browser import (
+    URL,
+    grant_annotators,
+    log_in,
+    tasks_of,
+    wait_until_active,
+)
 from .test_input_releases import (  # noqa: F401  (pytest finds fixtures by name)
     RELEASE,
     TEMP_KEYS,
@@ -132,12 +138,7 @@ def test_a_fresh_window_in_the_browser_api_and_client(
 
             # The organizer grants the annotators and starts a contexts campaign of 10.
             root = new_page("root")
-            root.goto(f"{server.url}/admin/campaigns")
-            for name in ("ann", "bea"):
-                root.fill("#username", name)
-                root.select_option("#grant", "grant")
-                with root.expect_navigation():
-                    root.click("form.row button[type=submit]")
+            grant_annotators(root, server.url, ("ann", "bea"))
             root.fill("#name", "years")
             root.select_option("#kind", "contexts")
             root.fill("#track", "temp")
